@@ -1,0 +1,139 @@
+#include "core/env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tutti {
+
+namespace {
+using T = EnvType;
+}
+
+const std::vector<EnvVar>& EnvRegistry() {
+  static const std::vector<EnvVar> vars = {
+      // Logging.
+      {"TUTTI_DEBUG", T::kString, "", "Log level: WARN, INFO or TRACE (unset: errors only)."},
+      {"TUTTI_DEBUG_SUBSYS", T::kString, "ALL",
+       "Comma list of subsystems to log: INIT, P2P, NET, SHM, STORE, LAUNCH, ENV, COLL or ALL; "
+       "a leading ^ excludes the listed ones."},
+      {"TUTTI_DEBUG_FILE", T::kString, "",
+       "Write the log to this file instead of stderr; %h becomes the host name, %p the pid."},
+      // Rendezvous and launch (set by tuttirun, torchrun, mpirun or srun).
+      {"MASTER_ADDR", T::kString, "", "Host of the rendezvous store (rank 0 hosts it)."},
+      {"MASTER_PORT", T::kInt, "", "Port of the rendezvous store."},
+      {"RANK", T::kInt, "", "Global rank (tuttirun, torchrun)."},
+      {"WORLD_SIZE", T::kInt, "", "Number of ranks (tuttirun, torchrun)."},
+      {"LOCAL_RANK", T::kInt, "", "Rank within this host (tuttirun, torchrun)."},
+      {"LOCAL_WORLD_SIZE", T::kInt, "", "Ranks on this host (tuttirun, torchrun)."},
+      {"OMPI_COMM_WORLD_RANK", T::kInt, "", "Global rank as set by Open MPI's mpirun."},
+      {"OMPI_COMM_WORLD_SIZE", T::kInt, "", "World size as set by Open MPI's mpirun."},
+      {"OMPI_COMM_WORLD_LOCAL_RANK", T::kInt, "", "Local rank as set by Open MPI's mpirun."},
+      {"OMPI_COMM_WORLD_LOCAL_SIZE", T::kInt, "", "Local size as set by Open MPI's mpirun."},
+      {"SLURM_PROCID", T::kInt, "", "Global rank as set by srun."},
+      {"SLURM_NTASKS", T::kInt, "", "World size as set by srun."},
+      {"SLURM_LOCALID", T::kInt, "", "Local rank as set by srun."},
+      {"SLURM_NTASKS_PER_NODE", T::kString, "", "Tasks per node as set by srun (e.g. 4 or 4(x2))."},
+      {"SLURM_NODELIST", T::kString, "",
+       "Node list as set by srun; its first host is the store's host when MASTER_ADDR is unset."},
+      {"TUTTI_SECRET", T::kString, "",
+       "Per-job secret checked in every store and connection handshake (tuttirun sets a random "
+       "one; unset means the empty secret)."},
+      {"TUTTI_STORE_TIMEOUT", T::kSeconds, "300",
+       "How long rendezvous waits for all ranks to join the store."},
+      // Communicator.
+      {"TUTTI_TIMEOUT", T::kSeconds, "300",
+       "Default timeout of every blocking wait of a communicator (30, 30s, 500ms, 2m)."},
+      {"TUTTI_HOST_ID", T::kString, "",
+       "Identity of this host for choosing transports (default: hostname and boot id); ranks "
+       "with equal ids use shared memory."},
+      {"TUTTI_TRANSPORT", T::kString, "auto",
+       "auto (shm inside a host, tcp between hosts), or force shm or tcp for every peer."},
+      {"TUTTI_SOCKET_IFNAME", T::kString, "",
+       "Interfaces for TCP, as NCCL_SOCKET_IFNAME: prefix list (eth,ib), ^ to exclude, = for "
+       "exact names. Default: the first non-loopback interface that is up, else loopback."},
+      {"TUTTI_SOCKET_NSOCKS", T::kInt, "2", "TCP sockets per peer pair (1..16)."},
+      {"TUTTI_SOCKET_BUFSIZE", T::kInt, "4194304", "SO_SNDBUF/SO_RCVBUF of each TCP socket."},
+      {"TUTTI_SHM_FIFO_BYTES", T::kInt, "1048576",
+       "Size of each shared-memory FIFO (one per direction per peer pair)."},
+      {"TUTTI_EAGER_LIMIT", T::kInt, "65536",
+       "Messages up to this size are sent eagerly (copied); larger ones are pulled by the "
+       "receiver straight from the sender's buffer (shm) or sent after the receiver is ready."},
+      {"TUTTI_SHM_CMA", T::kBool, "1",
+       "Use process_vm_readv for large shared-memory messages (0 copies them through the FIFO)."},
+      {"TUTTI_SPIN_US", T::kInt, "50",
+       "Microseconds a waiting thread polls before it sleeps."},
+  };
+  return vars;
+}
+
+const EnvVar* FindEnvVar(const std::string& name) {
+  for (const EnvVar& v : EnvRegistry())
+    if (name == v.name) return &v;
+  return nullptr;
+}
+
+std::optional<std::string> EnvRaw(const char* name) {
+  if (FindEnvVar(name) == nullptr) return std::nullopt;
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+namespace {
+Result<std::string> ValueOrDefault(const char* name) {
+  const EnvVar* var = FindEnvVar(name);
+  if (var == nullptr) return InternalError(std::string("undeclared environment variable ") + name);
+  std::optional<std::string> raw = EnvRaw(name);
+  return raw ? *raw : std::string(var->default_value);
+}
+}  // namespace
+
+Result<int64_t> ParseInt(const std::string& name, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 0);
+  if (text.empty() || errno != 0 || *end != '\0')
+    return InvalidArgument(name + "=\"" + text + "\" is not an integer");
+  return static_cast<int64_t>(v);
+}
+
+Result<bool> ParseBool(const std::string& name, const std::string& text) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  return InvalidArgument(name + "=\"" + text + "\" is not a boolean (1/0, true/false)");
+}
+
+Result<double> ParseSeconds(const std::string& name, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || end == text.c_str() || v < 0)
+    return InvalidArgument(name + "=\"" + text + "\" is not a duration");
+  std::string unit(end);
+  if (unit == "" || unit == "s") return v;
+  if (unit == "ms") return v / 1000;
+  if (unit == "us") return v / 1e6;
+  if (unit == "m") return v * 60;
+  if (unit == "h") return v * 3600;
+  return InvalidArgument(name + "=\"" + text + "\" has an unknown unit (use s, ms, us, m or h)");
+}
+
+Result<std::string> EnvString(const char* name) { return ValueOrDefault(name); }
+
+Result<int64_t> EnvInt(const char* name) {
+  TUTTI_ASSIGN_OR_RETURN(std::string v, ValueOrDefault(name));
+  if (v.empty()) return InvalidArgument(std::string(name) + " is not set");
+  return ParseInt(name, v);
+}
+
+Result<bool> EnvBool(const char* name) {
+  TUTTI_ASSIGN_OR_RETURN(std::string v, ValueOrDefault(name));
+  return ParseBool(name, v);
+}
+
+Result<double> EnvSeconds(const char* name) {
+  TUTTI_ASSIGN_OR_RETURN(std::string v, ValueOrDefault(name));
+  return ParseSeconds(name, v);
+}
+
+}  // namespace tutti
