@@ -1,0 +1,36 @@
+// A named POSIX shared-memory segment (shm_open + mmap), unmapped when destroyed.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+namespace tutti {
+
+class ShmSegment {
+ public:
+  // Creates a new segment under a fresh unique name (O_EXCL), zero-filled.
+  static Result<std::unique_ptr<ShmSegment>> Create(size_t bytes);
+  // Maps an existing segment, which must be exactly `bytes` long.
+  static Result<std::unique_ptr<ShmSegment>> Open(const std::string& name, size_t bytes);
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  const std::string& name() const { return name_; }
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Removes the name (the memory stays mapped while anyone maps it). Idempotent.
+  void Unlink();
+
+ private:
+  ShmSegment(std::string name, void* data, size_t size) : name_(std::move(name)), data_(data), size_(size) {}
+  std::string name_;
+  void* data_;
+  size_t size_;
+  bool unlinked_ = false;
+};
+
+}  // namespace tutti

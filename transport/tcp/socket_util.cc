@@ -1,0 +1,248 @@
+#include "transport/tcp/socket_util.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace tutti {
+
+Clock::time_point DeadlineIn(double timeout_s) {
+  if (timeout_s < 0 || timeout_s > 1e8) timeout_s = 1e8;
+  return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+}
+
+int MsLeft(Clock::time_point deadline, int max_ms) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left < 0) return 0;
+  return left > max_ms ? max_ms : static_cast<int>(left);
+}
+
+Result<std::vector<Interface>> ListInterfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return SystemError("getifaddrs");
+  std::vector<Interface> out;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || !(a->ifa_flags & IFF_UP)) continue;
+    int fam = a->ifa_addr->sa_family;
+    if (fam != AF_INET && fam != AF_INET6) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    const void* src = fam == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    inet_ntop(fam, src, buf, sizeof(buf));
+    if (fam == AF_INET6 && std::strncmp(buf, "fe80", 4) == 0) continue;  // link-local needs scope
+    out.push_back({a->ifa_name, buf, (a->ifa_flags & IFF_LOOPBACK) != 0});
+  }
+  freeifaddrs(list);
+  // IPv4 before IPv6, stable otherwise.
+  std::stable_sort(out.begin(), out.end(), [](const Interface& x, const Interface& y) {
+    return x.address.find(':') == std::string::npos && y.address.find(':') != std::string::npos;
+  });
+  return out;
+}
+
+std::vector<Interface> SelectInterfaces(const std::vector<Interface>& all, const std::string& spec) {
+  std::vector<Interface> out;
+  if (spec.empty()) {
+    for (const auto& i : all)
+      if (!i.loopback) out.push_back(i);
+    for (const auto& i : all)
+      if (i.loopback) out.push_back(i);
+    return out;
+  }
+  std::string s = spec;
+  bool exclude = s[0] == '^';
+  if (exclude) s = s.substr(1);
+  bool exact = !s.empty() && s[0] == '=';
+  if (exact) s = s.substr(1);
+  std::vector<std::string> items;
+  size_t pos = 0;
+  while (true) {
+    size_t c = s.find(',', pos);
+    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!item.empty()) items.push_back(item);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  for (const auto& i : all) {
+    bool hit = false;
+    for (const auto& item : items)
+      hit = hit || (exact ? i.name == item : i.name.compare(0, item.size(), item) == 0);
+    if (hit != exclude) out.push_back(i);
+  }
+  return out;
+}
+
+std::string JoinHostPort(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+Result<std::pair<std::string, int>> SplitHostPort(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size())
+    return ProtocolError("malformed address \"" + text + "\"");
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  long port = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port <= 0 || port > 65535) return ProtocolError("malformed port in \"" + text + "\"");
+  return std::make_pair(host, static_cast<int>(port));
+}
+
+namespace {
+Result<addrinfo*> Resolve(const std::string& host, int port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  std::string p = std::to_string(port);
+  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), p.c_str(), &hints, &res);
+  if (rc != 0) return UnavailableError("cannot resolve \"" + host + "\": " + gai_strerror(rc));
+  return res;
+}
+}  // namespace
+
+Result<int> ListenTcp(const std::string& host, int port, int* bound_port, int backlog) {
+  TUTTI_ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, true));
+  Status last = UnavailableError("no address to listen on for \"" + host + "\"");
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      last = SystemError("socket");
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+      last = SystemError("bind/listen on " + JoinHostPort(host, port));
+      close(fd);
+      continue;
+    }
+    sockaddr_storage ss{};
+    socklen_t len = sizeof(ss);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    *bound_port = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                                : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+Result<int> ConnectTcp(const std::string& host, int port, Clock::time_point deadline) {
+  Status last = TimeoutError("connect to " + JoinHostPort(host, port) + " timed out");
+  int backoff_ms = 1;
+  while (true) {
+    auto res = Resolve(host, port, false);
+    if (res.ok()) {
+      for (addrinfo* a = *res; a != nullptr; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0) continue;
+        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (rc != 0 && errno == EINPROGRESS) {
+          pollfd p{fd, POLLOUT, 0};
+          int pr = poll(&p, 1, MsLeft(deadline));
+          int err = ETIMEDOUT;
+          if (pr == 1) {
+            socklen_t len = sizeof(err);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+          }
+          rc = err == 0 ? 0 : -1;
+          errno = err;
+        }
+        if (rc == 0) {
+          freeaddrinfo(*res);
+          (void)SetNonBlocking(fd, false);
+          return fd;
+        }
+        last = SystemError("connect to " + JoinHostPort(host, port));
+        close(fd);
+      }
+      freeaddrinfo(*res);
+    } else {
+      last = res.status();
+    }
+    if (Clock::now() >= deadline) return last.WithContext("gave up");
+    std::this_thread::sleep_for(std::chrono::milliseconds(MsLeft(deadline, backoff_ms)));
+    backoff_ms = backoff_ms * 2 > 200 ? 200 : backoff_ms * 2;
+  }
+}
+
+Status WriteFull(int fd, const void* buf, size_t n, Clock::time_point deadline) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pf{fd, POLLOUT, 0};
+      if (poll(&pf, 1, MsLeft(deadline)) == 0 && Clock::now() >= deadline) return TimeoutError("write timed out");
+      continue;
+    }
+    return SystemError("write");
+  }
+  return OkStatus();
+}
+
+Status ReadFull(int fd, void* buf, size_t n, Clock::time_point deadline) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r > 0) {
+      p += r;
+      n -= static_cast<size_t>(r);
+      continue;
+    }
+    if (r == 0) return RemoteError("connection closed by peer");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      pollfd pf{fd, POLLIN, 0};
+      if (poll(&pf, 1, MsLeft(deadline)) == 0 && Clock::now() >= deadline) return TimeoutError("read timed out");
+      continue;
+    }
+    return SystemError("read");
+  }
+  return OkStatus();
+}
+
+Status SetNonBlocking(int fd, bool on) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0) return SystemError("fcntl(F_GETFL)");
+  flags = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+  if (fcntl(fd, F_SETFL, flags) != 0) return SystemError("fcntl(F_SETFL)");
+  return OkStatus();
+}
+
+void TuneSocket(int fd, int user_timeout_ms, int bufsize) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  int idle = 10, intvl = 5, cnt = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  if (user_timeout_ms > 0)
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+  if (bufsize > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+  }
+}
+
+}  // namespace tutti

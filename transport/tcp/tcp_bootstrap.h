@@ -1,0 +1,54 @@
+// Setting up TCP connections between the ranks of a communicator.
+//
+// Every rank listens; the higher rank of a pair connects `nsocks` sockets to the lower one and
+// opens each with a hello (magic, version, communicator id, both ranks, socket index, the job
+// secret). The acceptor refuses (closes) any connection whose hello is malformed, from another
+// job or communicator, or carries the wrong secret, and keeps waiting for the right ones.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "transport/tcp/socket_util.h"
+
+namespace tutti {
+
+struct TcpHandshake {
+  uint64_t comm_id = 0;
+  int my_rank = 0;
+  std::string secret;
+  int nsocks = 1;
+};
+
+class TcpListener {
+ public:
+  // Listens on the interface chosen by `ifname_spec` (TUTTI_SOCKET_IFNAME syntax). With an
+  // empty spec it listens on all addresses and advertises the first non-loopback one.
+  static Result<std::unique_ptr<TcpListener>> Open(const std::string& ifname_spec);
+  ~TcpListener();
+
+  // Where peers on other hosts connect ("ip:port"), and peers on this host.
+  const std::string& address() const { return address_; }
+  const std::string& local_address() const { return local_address_; }
+
+  // Accepts hs.nsocks sockets from each rank in `peers`; returns their fds by rank, ordered by
+  // socket index. Refused connections are closed and counted in *refused (if given).
+  Result<std::map<int, std::vector<int>>> Accept(const TcpHandshake& hs, const std::set<int>& peers,
+                                                 Clock::time_point deadline, int* refused = nullptr);
+
+ private:
+  TcpListener() = default;
+  int fd_ = -1;
+  std::string address_, local_address_;
+};
+
+// Connects hs.nsocks sockets to `peer` at `address` and sends the hellos.
+Result<std::vector<int>> ConnectToPeer(const std::string& address, int peer, const TcpHandshake& hs,
+                                       Clock::time_point deadline);
+
+}  // namespace tutti

@@ -1,0 +1,165 @@
+#include "transport/tcp/tcp_connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/logging.h"
+#include "transport/tcp/socket_util.h"
+
+namespace tutti {
+
+namespace {
+// Upper bound of bytes read from one socket per Progress call, for fairness between peers.
+constexpr size_t kReadBudget = 8 << 20;
+}  // namespace
+
+Result<std::unique_ptr<TcpConnection>> TcpConnection::Make(int peer, std::vector<int> fds,
+                                                           const TcpOptions& opts) {
+  if (fds.empty()) return InternalError("TCP connection without sockets");
+  auto c = std::unique_ptr<TcpConnection>(new TcpConnection(peer, opts));
+  for (int fd : fds) {
+    Sock s;
+    s.fd = fd;
+    c->socks_.push_back(std::move(s));
+  }
+  for (auto& s : c->socks_) TUTTI_RETURN_IF_ERROR(SetNonBlocking(s.fd, true));
+  return c;
+}
+
+std::string TcpConnection::Who() const { return "TCP connection to rank " + std::to_string(peer()); }
+
+Status TcpConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_t cookie) {
+  if (closed_) return InvalidUsage(Who() + " is closed");
+  size_t idx = 0;
+  if (h.type == FrameType::kBulk) {
+    for (size_t i = 1; i < socks_.size(); ++i)
+      if (socks_[i].queued < socks_[idx].queued) idx = i;
+  }
+  Sock& s = socks_[idx];
+  s.out.push_back({h, payload, cookie, 0});
+  s.queued += h.payload_len;
+  queued_bytes_ += h.payload_len;
+  if (s.out.size() == 1) {
+    Result<bool> r = WriteSome(s);
+    if (!r.ok()) return r.status();
+  }
+  return OkStatus();
+}
+
+Result<bool> TcpConnection::WriteSome(Sock& s) {
+  bool moved = false;
+  while (!s.out.empty()) {
+    Out& o = s.out.front();
+    iovec iov[2];
+    int n = 0;
+    if (o.sent < kFrameHeaderSize) {
+      iov[n++] = {reinterpret_cast<char*>(&o.h) + o.sent, kFrameHeaderSize - o.sent};
+      if (o.h.payload_len > 0) iov[n++] = {const_cast<void*>(o.payload), o.h.payload_len};
+    } else {
+      size_t off = o.sent - kFrameHeaderSize;
+      iov[n++] = {const_cast<char*>(static_cast<const char*>(o.payload)) + off, o.h.payload_len - off};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    ssize_t w = sendmsg(s.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return SystemError(Who() + ": send");
+    }
+    moved = true;
+    o.sent += static_cast<size_t>(w);
+    if (o.sent == kFrameHeaderSize + o.h.payload_len) {
+      queued_bytes_ -= o.h.payload_len;
+      s.queued -= o.h.payload_len;
+      if (o.cookie != 0) sent_.push_back(o.cookie);
+      s.out.pop_front();
+    }
+  }
+  return moved;
+}
+
+Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
+  bool moved = false;
+  size_t budget = kReadBudget;
+  while (budget > 0 && !closed_) {
+    ssize_t r;
+    if (!s.in_payload) {
+      r = recv(s.fd, reinterpret_cast<char*>(&s.h) + s.hdr_got, kFrameHeaderSize - s.hdr_got, MSG_DONTWAIT);
+    } else if (s.dst != nullptr) {
+      r = recv(s.fd, s.dst + s.got, s.h.payload_len - s.got, MSG_DONTWAIT);
+    } else {
+      if (discard_.empty()) discard_.resize(64 << 10);
+      size_t want = s.h.payload_len - s.got;
+      r = recv(s.fd, discard_.data(), want < discard_.size() ? want : discard_.size(), MSG_DONTWAIT);
+    }
+    if (r == 0) return RemoteError(Who() + ": peer closed the connection");
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return SystemError(Who() + ": recv");
+    }
+    moved = true;
+    budget -= static_cast<size_t>(r) < budget ? static_cast<size_t>(r) : budget;
+    if (!s.in_payload) {
+      s.hdr_got += static_cast<size_t>(r);
+      if (s.hdr_got < kFrameHeaderSize) continue;
+      s.hdr_got = 0;
+      TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(s.h, opts_.max_payload).WithContext(Who()));
+      TUTTI_ASSIGN_OR_RETURN(void* dst, sink.OnHeader(peer(), s.h));
+      s.dst = static_cast<char*>(dst);
+      s.got = 0;
+      s.in_payload = true;
+    } else {
+      s.got += static_cast<size_t>(r);
+    }
+    if (s.in_payload && s.got == s.h.payload_len) {
+      s.in_payload = false;
+      FrameHeader h = s.h;
+      TUTTI_RETURN_IF_ERROR(sink.OnFrame(peer(), h));
+    }
+  }
+  return moved;
+}
+
+Result<bool> TcpConnection::Progress(FrameSink& sink) {
+  if (closed_) return false;
+  bool moved = false;
+  for (Sock& s : socks_) {
+    if (!s.out.empty()) {
+      TUTTI_ASSIGN_OR_RETURN(bool w, WriteSome(s));
+      moved = moved || w;
+    }
+    TUTTI_ASSIGN_OR_RETURN(bool r, ReadSome(s, sink));
+    moved = moved || r;
+    if (closed_) return true;
+  }
+  if (!sent_.empty()) {
+    std::vector<uint64_t> done;
+    done.swap(sent_);
+    for (uint64_t c : done) sink.OnSent(peer(), c);
+    moved = true;
+  }
+  return moved;
+}
+
+void TcpConnection::AppendWaitFds(std::vector<int>* fds) const {
+  for (const Sock& s : socks_)
+    if (s.fd >= 0) fds->push_back(s.fd);
+}
+
+void TcpConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  for (Sock& s : socks_) {
+    if (s.fd >= 0) close(s.fd);
+    s.fd = -1;
+    s.out.clear();
+  }
+}
+
+}  // namespace tutti

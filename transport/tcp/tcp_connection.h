@@ -1,0 +1,67 @@
+// TCP connection to one peer over several sockets.
+//
+// Socket 0 carries every frame except bulk pieces, so frames that the protocol orders stay in
+// order; bulk pieces (which name their message and offset) go to whichever socket has the least
+// queued, so a large message is spread over all sockets. Sockets are non-blocking; payloads are
+// written from and read into the protocol's buffers directly.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace tutti {
+
+struct TcpOptions {
+  size_t max_payload = 2 << 20;  // bulk piece / eager limit the transport accepts
+};
+
+class TcpConnection : public Connection {
+ public:
+  // Takes ownership of connected sockets (handshake done); fds[0] is the control socket.
+  static Result<std::unique_ptr<TcpConnection>> Make(int peer, std::vector<int> fds,
+                                                     const TcpOptions& opts);
+  ~TcpConnection() override { Close(); }
+
+  const char* name() const override { return "tcp"; }
+  Status Enqueue(const FrameHeader& h, const void* payload, uint64_t cookie) override;
+  Result<bool> Progress(FrameSink& sink) override;
+  size_t max_payload() const override { return opts_.max_payload; }
+  size_t queued_bytes() const override { return queued_bytes_; }
+  void AppendWaitFds(std::vector<int>* fds) const override;
+  void Close() override;
+
+ private:
+  struct Out {
+    FrameHeader h;
+    const void* payload;
+    uint64_t cookie;
+    size_t sent;  // of header + payload
+  };
+  struct Sock {
+    int fd = -1;
+    std::deque<Out> out;
+    size_t queued = 0;  // payload bytes in out
+    // Incoming frame state.
+    FrameHeader h;
+    size_t hdr_got = 0;
+    bool in_payload = false;
+    char* dst = nullptr;  // nullptr: discard
+    size_t got = 0;
+  };
+  TcpConnection(int peer, const TcpOptions& opts) : Connection(peer), opts_(opts) {}
+  Result<bool> WriteSome(Sock& s);
+  Result<bool> ReadSome(Sock& s, FrameSink& sink);
+  std::string Who() const;
+
+  TcpOptions opts_;
+  std::vector<Sock> socks_;
+  std::vector<uint64_t> sent_;
+  std::vector<char> discard_;
+  size_t queued_bytes_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace tutti

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "transport/tcp/tcp_bootstrap.h"
+#include "transport/tcp/tcp_connection.h"
+#include "transport/test_sink.h"
+
+namespace tutti {
+namespace {
+
+struct Pair {
+  std::unique_ptr<TcpConnection> a, b;  // a is rank 0, b is rank 1
+};
+
+Pair Connect(int nsocks) {
+  auto l = TcpListener::Open("");
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  TcpHandshake h0{42, 0, "s3cret", nsocks}, h1{42, 1, "s3cret", nsocks};
+  std::vector<int> fds1;
+  std::thread t([&] {
+    auto r = ConnectToPeer((*l)->local_address(), 0, h1, DeadlineIn(5));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    fds1 = *r;
+  });
+  auto got = (*l)->Accept(h0, {1}, DeadlineIn(5));
+  t.join();
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  Pair p;
+  p.a = std::move(*TcpConnection::Make(1, (*got)[1], TcpOptions{}));
+  p.b = std::move(*TcpConnection::Make(0, fds1, TcpOptions{}));
+  return p;
+}
+
+void Pump(Pair& p, RecordingSink& sa, RecordingSink& sb, size_t want_b) {
+  for (int i = 0; i < 200000 && sb.frames.size() < want_b; ++i) {
+    ASSERT_TRUE(p.a->Progress(sa).ok());
+    ASSERT_TRUE(p.b->Progress(sb).ok());
+  }
+}
+
+TEST(Tcp, ControlFramesStayInOrderAndBulkSpreads) {
+  Pair p = Connect(3);
+  RecordingSink sa, sb;
+  std::string big(5 << 20, 'q');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7);
+  const size_t piece = 1 << 20;
+  for (int i = 0; i < 20; ++i) {
+    std::string s = "msg" + std::to_string(i);
+    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kData, i, s.size(), s.size()), strdup(s.c_str()), 0).ok());
+  }
+  for (size_t off = 0; off < big.size(); off += piece)
+    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kBulk, 99, off, piece), big.data() + off, off + 1).ok());
+  Pump(p, sa, sb, 25);
+  ASSERT_EQ(sb.frames.size(), 25u);
+  int data_seen = 0;
+  std::string rebuilt(big.size(), '\0');
+  for (auto& f : sb.frames) {
+    if (f.h.type == FrameType::kData) {
+      EXPECT_EQ(f.payload, "msg" + std::to_string(data_seen));
+      ++data_seen;
+    } else {
+      memcpy(rebuilt.data() + f.h.arg, f.payload.data(), f.payload.size());
+    }
+  }
+  EXPECT_EQ(data_seen, 20);
+  EXPECT_EQ(rebuilt, big);
+  EXPECT_EQ(sa.sent.size(), 5u);
+}
+
+TEST(Tcp, PeerCloseIsAnError) {
+  Pair p = Connect(1);
+  RecordingSink sa;
+  p.b->Close();
+  Status st;
+  for (int i = 0; i < 1000 && st.ok(); ++i) {
+    auto r = p.a->Progress(sa);
+    st = r.status();
+    usleep(1000);
+  }
+  EXPECT_EQ(st.code(), Code::kRemoteError);
+  EXPECT_NE(st.message().find("rank 1"), std::string::npos);
+}
+
+TEST(Tcp, MalformedFrameIsAProtocolError) {
+  Pair p = Connect(1);
+  RecordingSink sa, sb;
+  FrameHeader h = MakeHeader(FrameType::kData, 1, 1ull << 40, 1ull << 40);  // 1 TiB "eager"
+  std::vector<int> fds;
+  p.a->AppendWaitFds(&fds);
+  ASSERT_EQ(write(fds[0], &h, sizeof(h)), static_cast<ssize_t>(sizeof(h)));
+  Status st;
+  for (int i = 0; i < 1000 && st.ok(); ++i) st = p.b->Progress(sb).status();
+  EXPECT_EQ(st.code(), Code::kProtocol);
+}
+
+TEST(Tcp, WrongSecretIsRefused) {
+  auto l = TcpListener::Open("");
+  ASSERT_TRUE(l.ok());
+  TcpHandshake good{7, 1, "right", 1}, bad{7, 1, "wrong", 1}, me{7, 0, "right", 1};
+  std::thread t([&] {
+    auto stray = ConnectToPeer((*l)->local_address(), 0, bad, DeadlineIn(5));
+    ASSERT_TRUE(stray.ok());
+    char c;
+    // The acceptor closes the stray connection: read sees EOF (or a reset).
+    EXPECT_LE(read((*stray)[0], &c, 1), 0);
+    close((*stray)[0]);
+    auto ok = ConnectToPeer((*l)->local_address(), 0, good, DeadlineIn(5));
+    ASSERT_TRUE(ok.ok());
+    close((*ok)[0]);
+  });
+  int refused = 0;
+  auto got = (*l)->Accept(me, {1}, DeadlineIn(5), &refused);
+  t.join();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(refused, 1);
+  close((*got)[1][0]);
+}
+
+TEST(Tcp, AcceptTimesOutNamingMissingRanks) {
+  auto l = TcpListener::Open("");
+  ASSERT_TRUE(l.ok());
+  TcpHandshake me{7, 0, "", 1};
+  auto got = (*l)->Accept(me, {2, 3}, DeadlineIn(0.2));
+  ASSERT_EQ(got.status().code(), Code::kTimeout);
+  EXPECT_NE(got.status().message().find("2, 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tutti

@@ -1,0 +1,53 @@
+// A FrameSink for transport tests: gives each frame its own buffer and records what arrived.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace tutti {
+
+class RecordingSink : public FrameSink {
+ public:
+  struct Got {
+    FrameHeader h;
+    std::string payload;
+  };
+  std::vector<Got> frames;
+  std::vector<uint64_t> sent;
+
+  Result<void*> OnHeader(int peer, const FrameHeader& h) override {
+    auto& buf = open_[Key(h)];
+    buf.assign(h.payload_len, '\0');
+    return static_cast<void*>(buf.data());
+  }
+  Status OnFrame(int peer, const FrameHeader& h) override {
+    auto it = open_.find(Key(h));
+    frames.push_back({h, it->second});
+    open_.erase(it);
+    return OkStatus();
+  }
+  void OnSent(int peer, uint64_t cookie) override { sent.push_back(cookie); }
+
+ private:
+  static std::tuple<int, uint64_t, uint64_t> Key(const FrameHeader& h) {
+    return {static_cast<int>(h.type), h.id, h.arg};
+  }
+  std::map<std::tuple<int, uint64_t, uint64_t>, std::string> open_;
+};
+
+inline FrameHeader MakeHeader(FrameType t, uint64_t id, uint64_t arg, uint64_t len, int tag = 0) {
+  FrameHeader h;
+  h.type = t;
+  h.id = id;
+  h.arg = arg;
+  h.payload_len = len;
+  h.tag = tag;
+  return h;
+}
+
+}  // namespace tutti
