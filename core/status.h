@@ -24,6 +24,7 @@ enum class Code {
   kAborted,          // the communicator was aborted
   kMismatch,         // the two sides of an operation disagree (size, type, ...)
   kUnavailable,      // a transport or device that is not present here
+  kNotMember,        // this rank is not part of the group asked for
   kInternal,         // a bug in tutti
 };
 
@@ -63,6 +64,7 @@ inline Status ProtocolError(std::string m) { return Status(Code::kProtocol, std:
 inline Status AbortedError(std::string m) { return Status(Code::kAborted, std::move(m)); }
 inline Status MismatchError(std::string m) { return Status(Code::kMismatch, std::move(m)); }
 inline Status UnavailableError(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
+inline Status NotMemberError(std::string m) { return Status(Code::kNotMember, std::move(m)); }
 inline Status InternalError(std::string m) { return Status(Code::kInternal, std::move(m)); }
 // A failed system call: "what: strerror(err)".
 inline Status SystemError(const std::string& what, int err = errno) {
@@ -104,6 +106,7 @@ inline const char* CodeName(Code c) {
     case Code::kAborted: return "aborted";
     case Code::kMismatch: return "mismatch";
     case Code::kUnavailable: return "unavailable";
+    case Code::kNotMember: return "not a member";
     case Code::kInternal: return "internal error";
   }
   return "unknown";

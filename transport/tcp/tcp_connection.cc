@@ -97,7 +97,16 @@ Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
       size_t want = s.h.payload_len - s.got;
       r = recv(s.fd, discard_.data(), want < discard_.size() ? want : discard_.size(), MSG_DONTWAIT);
     }
-    if (r == 0) return RemoteError(Who() + ": peer closed the connection");
+    if (r == 0) {
+      // Only the control socket's end is the end of the conversation: a peer that says CLOSE
+      // there may shut its other sockets first, between frames.
+      if (&s != &socks_[0] && !s.in_payload && s.hdr_got == 0) {
+        close(s.fd);
+        s.fd = -1;
+        return moved;
+      }
+      return RemoteError(Who() + ": peer closed the connection");
+    }
     if (r < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -130,6 +139,10 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
   if (closed_) return false;
   bool moved = false;
   for (Sock& s : socks_) {
+    if (s.fd < 0) {
+      if (!s.out.empty()) return RemoteError(Who() + ": peer closed a socket with data queued for it");
+      continue;
+    }
     if (!s.out.empty()) {
       TUTTI_ASSIGN_OR_RETURN(bool w, WriteSome(s));
       moved = moved || w;

@@ -1,0 +1,235 @@
+#include "core/comm_setup.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "core/env.h"
+#include "core/logging.h"
+#include "transport/shm/shm_connection.h"
+#include "transport/tcp/tcp_bootstrap.h"
+#include "transport/tcp/tcp_connection.h"
+
+namespace tutti {
+
+namespace {
+std::string ReadLine(const char* path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+std::string R(int r) { return "rank " + std::to_string(r); }
+
+struct Resolved {
+  double timeout_s;
+  double store_timeout_s;
+  std::string transport;
+  std::string host_id;
+  std::string secret;
+  int nsocks;
+  int bufsize;
+  ShmOptions shm;
+  EngineOptions engine;
+};
+
+Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
+  Resolved r;
+  if (o.timeout_s >= 0) {
+    r.timeout_s = o.timeout_s;
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(r.timeout_s, EnvSeconds("TUTTI_TIMEOUT"));
+  }
+  TUTTI_ASSIGN_OR_RETURN(r.store_timeout_s, EnvSeconds("TUTTI_STORE_TIMEOUT"));
+  if (!o.transport.empty()) {
+    r.transport = o.transport;
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(r.transport, EnvString("TUTTI_TRANSPORT"));
+  }
+  if (r.transport != "auto" && r.transport != "shm" && r.transport != "tcp")
+    return InvalidArgument("transport \"" + r.transport + "\" is not one of auto, shm, tcp");
+  r.host_id = !o.host_id.empty() ? o.host_id : EnvRaw("TUTTI_HOST_ID").value_or(DefaultHostId());
+  r.secret = o.secret_set || !o.secret.empty() ? o.secret : EnvRaw("TUTTI_SECRET").value_or("");
+  TUTTI_ASSIGN_OR_RETURN(int64_t nsocks, EnvInt("TUTTI_SOCKET_NSOCKS"));
+  if (nsocks < 1 || nsocks > 16) return InvalidArgument("TUTTI_SOCKET_NSOCKS must be 1..16");
+  r.nsocks = static_cast<int>(nsocks);
+  TUTTI_ASSIGN_OR_RETURN(int64_t bufsize, EnvInt("TUTTI_SOCKET_BUFSIZE"));
+  r.bufsize = static_cast<int>(std::clamp<int64_t>(bufsize, 0, 1 << 30));
+  TUTTI_ASSIGN_OR_RETURN(int64_t fifo, EnvInt("TUTTI_SHM_FIFO_BYTES"));
+  if (fifo < 4096 || fifo > (1ll << 30) || (fifo & (fifo - 1)) != 0)
+    return InvalidArgument("TUTTI_SHM_FIFO_BYTES must be a power of two in 4096..1 GiB");
+  r.shm.fifo_bytes = static_cast<size_t>(fifo);
+  TUTTI_ASSIGN_OR_RETURN(r.shm.use_cma, EnvBool("TUTTI_SHM_CMA"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t eager, EnvInt("TUTTI_EAGER_LIMIT"));
+  if (eager < 0) return InvalidArgument("TUTTI_EAGER_LIMIT must be >= 0");
+  TUTTI_ASSIGN_OR_RETURN(int64_t spin, EnvInt("TUTTI_SPIN_US"));
+  r.engine.rank = rank;
+  r.engine.size = size;
+  r.engine.timeout_s = r.timeout_s;
+  r.engine.eager_limit = static_cast<size_t>(eager);
+  r.engine.spin_us = static_cast<int>(std::clamp<int64_t>(spin, 0, 1000000));
+  return r;
+}
+
+std::string Key(const char* what, int a) { return std::string(what) + "/" + std::to_string(a); }
+std::string Key(const char* what, int a, int b) {
+  return std::string(what) + "/" + std::to_string(a) + "-" + std::to_string(b);
+}
+}  // namespace
+
+std::string DefaultHostId() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  char ns[128] = {};
+  ssize_t n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
+  if (n < 0) n = 0;
+  ns[n] = '\0';
+  return std::string(host) + "/" + ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns;
+}
+
+std::string EncodePeerCard(const PeerCard& c) { return std::to_string(c.pid) + "\n" + c.host_id; }
+
+Result<PeerCard> DecodePeerCard(const std::string& text) {
+  size_t nl = text.find('\n');
+  if (nl == std::string::npos || nl == 0 || nl > 20 || text.size() - nl - 1 > 1024)
+    return ProtocolError("malformed peer card in the store");
+  PeerCard c;
+  c.host_id = text.substr(nl + 1);
+  char* end = nullptr;
+  std::string pid = text.substr(0, nl);
+  c.pid = std::strtoll(pid.c_str(), &end, 10);
+  if (*end != '\0' || c.pid <= 0) return ProtocolError("malformed pid in peer card");
+  return c;
+}
+
+Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> store, int rank, int size,
+                                                          const CommOptions& opts) {
+  if (size < 1) return InvalidArgument("communicator size " + std::to_string(size) + " < 1");
+  if (rank < 0 || rank >= size)
+    return InvalidArgument("rank " + std::to_string(rank) + " outside 0.." + std::to_string(size - 1));
+  if (!store) return InvalidArgument("no store given");
+  TUTTI_ASSIGN_OR_RETURN(Resolved cfg, Resolve(rank, size, opts));
+  SetLogRank(rank);
+  // Let peers read our buffers with process_vm_readv even under Yama's ptrace restrictions.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  const double wait_s = cfg.store_timeout_s;
+  const auto deadline = DeadlineIn(wait_s);
+  auto ctx = [&](const std::string& what) { return R(rank) + ": init of a " + std::to_string(size) + "-rank communicator: " + what; };
+
+  // 1. Cards, and an id that TCP handshakes check so connections cannot cross communicators.
+  if (rank == 0) {
+    std::random_device rd;
+    uint64_t id = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    TUTTI_RETURN_IF_ERROR(store->Set("comm_id", std::to_string(id)));
+  }
+  TUTTI_RETURN_IF_ERROR(store->Set(Key("card", rank), EncodePeerCard({cfg.host_id, getpid()})));
+  std::vector<PeerCard> cards(size);
+  for (int r = 0; r < size; ++r) {
+    auto text = store->Get(Key("card", r), wait_s);
+    if (!text.ok()) return text.status().WithContext(ctx("waiting for " + R(r) + " to join"));
+    TUTTI_ASSIGN_OR_RETURN(cards[r], DecodePeerCard(*text));
+  }
+  // 2. Transports and local ranks.
+  auto use_shm = [&](int peer) {
+    if (cfg.transport == "tcp") return false;
+    return cfg.transport == "shm" || cards[peer].host_id == cfg.host_id;
+  };
+  auto comm = std::unique_ptr<Communicator>(new Communicator());
+  comm->rank_ = rank;
+  comm->size_ = size;
+  comm->store_ = store;
+  comm->opts_ = opts;
+  comm->local_rank_ = 0;
+  comm->local_size_ = 0;
+  for (int r = 0; r < size; ++r) {
+    if (cards[r].host_id != cfg.host_id) continue;
+    if (r < rank) ++comm->local_rank_;
+    ++comm->local_size_;
+  }
+  std::set<int> tcp_lower, tcp_higher;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    if (cfg.transport == "shm" && cards[r].host_id != cfg.host_id)
+      return InvalidArgument(ctx("TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"));
+    if (!use_shm(r)) (r < rank ? tcp_lower : tcp_higher).insert(r);
+  }
+  auto engine = std::make_shared<P2PEngine>(cfg.engine);
+
+  // 3. Shared memory: create where we are the lower rank, attach where higher, then unlink.
+  std::vector<std::unique_ptr<ShmConnection>> created(size);
+  for (int r = rank + 1; r < size; ++r) {
+    if (!use_shm(r)) continue;
+    TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Create(ShmConnection::SegmentBytes(cfg.shm)));
+    std::string name = seg->name();
+    TUTTI_ASSIGN_OR_RETURN(created[r], ShmConnection::Make(r, cards[r].pid, std::move(seg), true, true, cfg.shm));
+    TUTTI_RETURN_IF_ERROR(store->Set(Key("shm", rank, r), name));
+  }
+  for (int r = 0; r < rank; ++r) {
+    if (!use_shm(r)) continue;
+    auto name = store->Get(Key("shm", r, rank), wait_s);
+    if (!name.ok()) return name.status().WithContext(ctx("shared memory from " + R(r)));
+    auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
+    if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
+    TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
+    engine->SetConnection(r, std::move(conn));
+    TUTTI_RETURN_IF_ERROR(store->Set(Key("shmok", r, rank), "1"));
+  }
+  for (int r = rank + 1; r < size; ++r) {
+    if (!created[r]) continue;
+    Status st = store->Wait({Key("shmok", rank, r)}, wait_s);
+    if (!st.ok()) return st.WithContext(ctx(R(r) + " did not attach to shared memory"));
+    created[r]->UnlinkName();
+    engine->SetConnection(r, std::move(created[r]));
+  }
+
+  // 4. TCP.
+  if (!tcp_lower.empty() || !tcp_higher.empty()) {
+    std::string ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
+    TUTTI_ASSIGN_OR_RETURN(auto listener, TcpListener::Open(ifname));
+    TUTTI_RETURN_IF_ERROR(store->Set(Key("tcp", rank), listener->address() + " " + listener->local_address()));
+    auto id = store->Get("comm_id", wait_s);
+    if (!id.ok()) return id.status().WithContext(ctx("communicator id"));
+    uint64_t comm_id = std::strtoull(id->c_str(), nullptr, 10);
+    TcpHandshake hs{comm_id, rank, cfg.secret, cfg.nsocks};
+    TcpOptions topts;
+    int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
+    for (int r : tcp_lower) {
+      auto addrs = store->Get(Key("tcp", r), wait_s);
+      if (!addrs.ok()) return addrs.status().WithContext(ctx("TCP address of " + R(r)));
+      size_t sp = addrs->find(' ');
+      std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
+                                                                                    : addrs->substr(0, sp);
+      TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, deadline));
+      for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
+      TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
+      engine->SetConnection(r, std::move(conn));
+    }
+    if (!tcp_higher.empty()) {
+      auto got = listener->Accept(hs, tcp_higher, deadline);
+      if (!got.ok()) return got.status().WithContext(ctx("TCP connections"));
+      for (auto& [r, fds] : *got) {
+        for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
+        TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
+        engine->SetConnection(r, std::move(conn));
+      }
+    }
+  }
+
+  // 5. Everyone is connected before anyone leaves the store.
+  TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
+  if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
+  Status st = store->Wait({"all_ready"}, wait_s);
+  if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
+  engine->StartProgressThread();
+  comm->engine_ = std::move(engine);
+  TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,
+            comm->local_size_, cfg.transport.c_str());
+  return comm;
+}
+
+}  // namespace tutti

@@ -1,0 +1,36 @@
+// Building a communicator's connections through the store (internal to core/).
+//
+// 1. Every rank publishes a card: host identity and pid.
+// 2. Each pair picks a transport (shm on one host, else tcp; TUTTI_TRANSPORT forces one).
+// 3. shm: the lower rank creates the pair's segment and publishes its name; the higher rank
+//    maps it and confirms; the creator then unlinks the name.
+// 4. tcp: ranks that need TCP listen and publish an address; the higher rank of each pair
+//    connects (TUTTI_SOCKET_NSOCKS sockets) and the lower accepts, checking the job secret.
+// 5. All ranks wait for each other before returning, so nobody leaves the store early.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/communicator.h"
+
+namespace tutti {
+
+// hostname + boot id + network namespace: ranks with equal ids can share memory.
+std::string DefaultHostId();
+
+struct PeerCard {
+  std::string host_id;
+  int64_t pid = 0;
+};
+std::string EncodePeerCard(const PeerCard& c);
+// Validates a card read from the store (untrusted).
+Result<PeerCard> DecodePeerCard(const std::string& text);
+
+class CommBuilder {
+ public:
+  static Result<std::unique_ptr<Communicator>> Build(std::shared_ptr<Store> store, int rank, int size,
+                                                     const CommOptions& opts);
+};
+
+}  // namespace tutti

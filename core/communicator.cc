@@ -1,0 +1,152 @@
+#include "core/communicator.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/comm_setup.h"
+#include "core/env.h"
+#include "core/launch/launch_env.h"
+#include "core/logging.h"
+#include "core/store/in_memory_store.h"
+#include "core/store/prefix_store.h"
+#include "core/store/tcp_store.h"
+
+namespace tutti {
+
+namespace {
+std::string R(int r) { return "rank " + std::to_string(r); }
+
+std::string ListText(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> Communicator::Create(std::shared_ptr<Store> store, int rank, int size,
+                                                           const CommOptions& opts) {
+  return CommBuilder::Build(std::move(store), rank, size, opts);
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::InitFromEnv(const CommOptions& opts) {
+  TUTTI_ASSIGN_OR_RETURN(LaunchInfo info, LaunchInfoFromEnv());
+  TUTTI_ASSIGN_OR_RETURN(double store_timeout, EnvSeconds("TUTTI_STORE_TIMEOUT"));
+  std::string secret = opts.secret_set || !opts.secret.empty() ? opts.secret : info.secret;
+  std::shared_ptr<TcpStoreServer> server;
+  std::shared_ptr<Store> store;
+  if (info.world_size == 1 && info.master_addr.empty()) {
+    store = std::make_shared<InMemoryStore>();
+  } else {
+    if (info.master_addr.empty() || info.master_port == 0)
+      return InvalidArgument(R(info.rank) + ": MASTER_ADDR and MASTER_PORT must say where the store is (launched by " +
+                             info.source + ")");
+    if (info.rank == 0) {
+      auto s = TcpStoreServer::Start("", info.master_port, secret);
+      if (!s.ok()) return s.status().WithContext("rank 0: cannot host the store on port " + std::to_string(info.master_port));
+      server = std::move(*s);
+    }
+    auto client = TcpStoreClient::Connect(info.master_addr, info.master_port, secret, store_timeout);
+    if (!client.ok())
+      return client.status().WithContext(R(info.rank) + ": cannot reach the store of rank 0 at " + info.master_addr +
+                                         ":" + std::to_string(info.master_port));
+    store = std::shared_ptr<Store>(std::move(*client));
+  }
+  CommOptions o = opts;
+  o.secret = secret;
+  o.secret_set = true;
+  TUTTI_ASSIGN_OR_RETURN(auto comm, Create(std::make_shared<PrefixStore>("tutti/world", store), info.rank,
+                                           info.world_size, o));
+  comm->keepalive_ = server;
+  return comm;
+}
+
+Communicator::~Communicator() { Destroy(); }
+
+Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, double timeout_s) {
+  TUTTI_ASSIGN_OR_RETURN(Work w, ISend(buf, bytes, peer, tag));
+  return w.Wait(timeout_s);
+}
+
+Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double timeout_s) {
+  TUTTI_ASSIGN_OR_RETURN(Work w, IRecv(buf, bytes, peer, tag));
+  return w.Wait(timeout_s);
+}
+
+Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int tag) {
+  if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
+  TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(buf, bytes, peer, tag));
+  return Work(engine_, op);
+}
+
+Result<Work> Communicator::IRecv(void* buf, size_t bytes, int peer, int tag) {
+  if (destroyed_) return InvalidUsage(R(rank_) + ": recv on a destroyed communicator");
+  TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(buf, bytes, peer, tag));
+  return Work(engine_, op);
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
+  return SplitWithCheck(color, key, "", "split(color " + std::to_string(color) + ")");
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::NewGroup(const std::vector<int>& ranks) {
+  std::string what = "new_group(" + ListText(ranks) + ")";
+  std::set<int> seen;
+  for (int r : ranks) {
+    if (r < 0 || r >= size_)
+      return InvalidArgument(R(rank_) + ": " + what + " names rank " + std::to_string(r) + ", outside 0.." +
+                             std::to_string(size_ - 1));
+    if (!seen.insert(r).second) return InvalidArgument(R(rank_) + ": " + what + " lists rank " + std::to_string(r) + " twice");
+  }
+  if (ranks.empty()) return InvalidArgument(R(rank_) + ": new_group of no ranks");
+  auto it = std::find(ranks.begin(), ranks.end(), rank_);
+  int color = it == ranks.end() ? -1 : 0;
+  int key = static_cast<int>(it - ranks.begin());
+  return SplitWithCheck(color, key, ListText(ranks), what);
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::SplitWithCheck(int color, int key, const std::string& check,
+                                                                   const std::string& what) {
+  if (destroyed_) return InvalidUsage(R(rank_) + ": " + what + " on a destroyed communicator");
+  TUTTI_RETURN_IF_ERROR(engine_->failure());
+  const int seq = ++split_count_;
+  const std::string base = "split" + std::to_string(seq);
+  const double t = timeout();
+  TUTTI_RETURN_IF_ERROR(store_->Set(base + "/" + std::to_string(rank_),
+                                    std::to_string(color) + " " + std::to_string(key) + " " + check));
+  std::vector<std::pair<int, int>> members;  // (key, rank)
+  for (int r = 0; r < size_; ++r) {
+    auto v = store_->Get(base + "/" + std::to_string(r), t);
+    if (!v.ok()) return v.status().WithContext(R(rank_) + ": " + what + ": waiting for " + R(r));
+    int c = 0, k = 0, used = 0;
+    if (sscanf(v->c_str(), "%d %d %n", &c, &k, &used) < 2 || used > static_cast<int>(v->size()))
+      return ProtocolError(R(rank_) + ": " + what + ": malformed entry of " + R(r) + " in the store");
+    std::string other_check = v->substr(static_cast<size_t>(used));
+    if (other_check != check)
+      return InvalidArgument(R(rank_) + ": " + what + " does not match the call on " + R(r) + " (" +
+                             (other_check.empty() ? "split" : "new_group(" + other_check + ")") + ")");
+    if (color >= 0 && c == color) members.emplace_back(k, r);
+  }
+  if (color < 0) return NotMemberError(R(rank_) + " is not a member of " + what);
+  std::sort(members.begin(), members.end());
+  int new_rank = 0;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i].second == rank_) new_rank = static_cast<int>(i);
+  auto sub_store = std::make_shared<PrefixStore>(base + "/c" + std::to_string(color), store_);
+  CommOptions o = opts_;
+  o.timeout_s = t;
+  TUTTI_ASSIGN_OR_RETURN(auto child, Create(sub_store, new_rank, static_cast<int>(members.size()), o));
+  child->keepalive_ = keepalive_;
+  return child;
+}
+
+void Communicator::Abort(const std::string& why) {
+  if (engine_) engine_->Abort(why);
+}
+
+void Communicator::Destroy() {
+  if (destroyed_) return;
+  destroyed_ = true;
+  if (engine_) engine_->Shutdown();
+}
+
+}  // namespace tutti

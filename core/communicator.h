@@ -1,0 +1,86 @@
+// Communicator: a group of ranks that can exchange messages (a process group).
+//
+//   auto comm = tutti::Communicator::InitFromEnv();        // tuttirun / torchrun / mpirun / srun
+//   comm.value()->Send(buf, bytes, /*peer=*/1);
+//
+// Every blocking call has a timeout (TUTTI_TIMEOUT, or per communicator / per call). A peer that
+// dies fails every pending operation on every surviving rank with an error naming it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/p2p/engine.h"
+#include "core/status.h"
+#include "core/store/store.h"
+#include "core/work.h"
+
+namespace tutti {
+
+struct CommOptions {
+  double timeout_s = -1;    // < 0: TUTTI_TIMEOUT
+  std::string transport;    // "": TUTTI_TRANSPORT (auto, shm, tcp)
+  std::string host_id;      // "": TUTTI_HOST_ID, else hostname + boot id + network namespace
+  std::string secret;       // "": TUTTI_SECRET (checked in every TCP handshake)
+  bool secret_set = false;  // true: use `secret` even if empty
+};
+
+class Communicator {
+ public:
+  // Forms a communicator of `size` ranks that all use `store` (one communicator per store
+  // namespace: wrap a shared store in a PrefixStore to make several).
+  static Result<std::unique_ptr<Communicator>> Create(std::shared_ptr<Store> store, int rank, int size,
+                                                      const CommOptions& opts = {});
+  // Reads the launch environment (tuttirun, torchrun, mpirun, srun); rank 0 hosts the store at
+  // MASTER_ADDR:MASTER_PORT and every rank connects to it.
+  static Result<std::unique_ptr<Communicator>> InitFromEnv(const CommOptions& opts = {});
+
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  double timeout() const { return engine_->options().timeout_s; }
+  // "shm", "tcp", "self" or "none": how this rank reaches `peer`.
+  std::string TransportTo(int peer) const { return engine_->TransportName(peer); }
+
+  // Point-to-point. Sends complete once the receiver has matched them; messages with the same
+  // (peer, tag) are received in the order sent. timeout_s < 0: the communicator's timeout.
+  Status Send(const void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
+  Status Recv(void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
+  Result<Work> ISend(const void* buf, size_t bytes, int peer, int tag = 0);
+  Result<Work> IRecv(void* buf, size_t bytes, int peer, int tag = 0);
+
+  // Sub-communicators. Collective over this communicator: every rank calls it, in the same
+  // order. Ranks with the same color form a group, ordered by (key, rank). color < 0 and ranks
+  // outside `ranks` get a kNotMember error.
+  Result<std::unique_ptr<Communicator>> Split(int color, int key);
+  Result<std::unique_ptr<Communicator>> NewGroup(const std::vector<int>& ranks);
+
+  // Fails everything pending or later with kAborted and drops connections. Always returns
+  // promptly; safe from any thread.
+  void Abort(const std::string& why = "");
+  // Says goodbye to peers and releases everything. Later calls fail. Idempotent.
+  void Destroy();
+
+ private:
+  Communicator() = default;
+  Result<std::unique_ptr<Communicator>> SplitWithCheck(int color, int key, const std::string& check,
+                                                       const std::string& what);
+
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::shared_ptr<Store> store_;
+  std::shared_ptr<void> keepalive_;  // e.g. the store server hosted by rank 0
+  CommOptions opts_;
+  std::shared_ptr<P2PEngine> engine_;
+  int split_count_ = 0;
+  bool destroyed_ = false;
+
+  friend class CommBuilder;
+};
+
+}  // namespace tutti

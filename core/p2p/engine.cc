@@ -1,0 +1,355 @@
+// P2PEngine: posting operations, waiting, progress, failures. Frame handling is in
+// engine_protocol.cc.
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+
+#include <chrono>
+
+#include "core/logging.h"
+#include "core/p2p/engine.h"
+
+namespace tutti {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
+constexpr int kMaxSleepUs = 1000;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+P2PEngine::P2PEngine(const EngineOptions& opts) : opts_(opts), peers_(opts.size) {
+  last_check_ = Clock::now();
+}
+
+P2PEngine::~P2PEngine() {
+  {
+    std::lock_guard<std::mutex> l(thread_mu_);
+    stop_thread_ = true;
+  }
+  thread_cv_.notify_all();
+  if (progress_thread_.joinable()) progress_thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  FailAllLocked(AbortedError("rank " + std::to_string(opts_.rank) + ": communicator destroyed"));
+  for (Peer& p : peers_)
+    if (p.conn) p.conn->Close();
+}
+
+void P2PEngine::SetConnection(int peer, std::unique_ptr<Connection> conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  peers_[peer].conn = std::move(conn);
+  wait_fds_.clear();
+  for (const Peer& p : peers_)
+    if (p.conn) p.conn->AppendWaitFds(&wait_fds_);
+}
+
+std::string P2PEngine::TransportName(int peer) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (peer < 0 || peer >= opts_.size) return "none";
+  if (peer == opts_.rank) return "self";
+  return peers_[peer].conn ? peers_[peer].conn->name() : "none";
+}
+
+Status P2PEngine::failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failed_;
+}
+
+Status P2PEngine::CheckPostable(int peer, const char* what, size_t bytes, int tag) const {
+  std::string op = std::string(what) + " of " + std::to_string(bytes) + " bytes";
+  if (peer < 0 || peer >= opts_.size)
+    return InvalidArgument("rank " + std::to_string(opts_.rank) + ": " + op + " names rank " +
+                           std::to_string(peer) + ", outside 0.." + std::to_string(opts_.size - 1));
+  if (peer == opts_.rank)
+    return InvalidArgument("rank " + std::to_string(opts_.rank) + ": " + op + " to itself");
+  if (tag < 0) return InvalidArgument("rank " + std::to_string(opts_.rank) + ": negative tag");
+  if (aborted_.load()) return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted");
+  if (!failed_.ok()) return failed_;
+  const Peer& p = peers_[peer];
+  if (!p.conn) return InvalidUsage("rank " + std::to_string(opts_.rank) + ": no connection to rank " + std::to_string(peer));
+  return OkStatus();
+}
+
+Result<std::shared_ptr<Op>> P2PEngine::PostSend(const void* buf, size_t bytes, int peer, int tag) {
+  return Post(Op::Kind::kSend, const_cast<void*>(buf), bytes, peer, tag);
+}
+
+Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int peer, int tag) {
+  return Post(Op::Kind::kRecv, buf, bytes, peer, tag);
+}
+
+Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag) {
+  if (bytes > 0 && buf == nullptr)
+    return InvalidArgument("rank " + std::to_string(opts_.rank) + ": null buffer for " + std::to_string(bytes) + " bytes");
+  auto op = std::make_shared<Op>();
+  op->kind = kind;
+  op->peer = peer;
+  op->tag = tag;
+  op->buf = static_cast<char*>(buf);
+  op->size = bytes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TUTTI_RETURN_IF_ERROR(CheckPostable(peer, kind == Op::Kind::kSend ? "send" : "recv", bytes, tag));
+    Peer& p = peers_[peer];
+    op->seq = next_seq_++;
+    if (!p.closed.ok()) {
+      if (kind == Op::Kind::kSend) return p.closed.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe());
+    }
+    pending_.fetch_add(1);
+    if (kind == Op::Kind::kSend) {
+      StartSendLocked(p, op);
+    } else {
+      auto& q = p.unexpected[tag];
+      if (!q.empty()) {
+        auto in = q.front();
+        q.pop_front();
+        MatchLocked(p, op, in);
+      } else if (!p.closed.ok()) {
+        Complete(op, p.closed.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
+      } else {
+        p.posted[tag].push_back(op);
+      }
+    }
+    TUTTI_LOG(Trace, P2P, "posted %s", op->Describe().c_str());
+    ProgressLocked();
+  }
+  thread_cv_.notify_one();
+  return op;
+}
+
+void P2PEngine::Complete(const std::shared_ptr<Op>& op, Status st) {
+  if (op->done.load(std::memory_order_relaxed)) return;
+  op->status = std::move(st);
+  op->done.store(true, std::memory_order_release);
+  pending_.fetch_sub(1);
+}
+
+bool P2PEngine::ProgressLocked() {
+  bool moved = false;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer& p = peers_[i];
+    if (!p.conn || !p.closed.ok()) continue;
+    if (!p.streaming.empty()) PumpStreamingLocked(p);
+    Result<bool> r = p.conn->Progress(*this);
+    if (!r.ok()) {
+      if (!p.closed.ok()) {  // the peer said CLOSE, then its end went away: expected
+        p.conn->Close();
+        continue;
+      }
+      FailPeerLocked(static_cast<int>(i), r.status(), true);
+      continue;
+    }
+    moved = moved || *r;
+  }
+  return moved;
+}
+
+void P2PEngine::CheckPeersLocked() {
+  auto now = Clock::now();
+  if (now - last_check_ < kPeerCheckInterval) return;
+  last_check_ = now;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer& p = peers_[i];
+    if (!p.conn || !p.closed.ok()) continue;
+    Status st = p.conn->CheckPeerAlive();
+    if (!st.ok()) FailPeerLocked(static_cast<int>(i), st, true);
+  }
+}
+
+bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
+  if (op->done.load(std::memory_order_acquire)) return true;
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (lock.owns_lock()) {
+    ProgressLocked();
+    CheckPeersLocked();
+  }
+  return op->done.load(std::memory_order_acquire);
+}
+
+void P2PEngine::SleepBriefly(int* backoff_us) {
+  if (!wait_fds_.empty() && *backoff_us >= 1000) {
+    std::vector<pollfd> pfds;
+    for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
+    poll(pfds.data(), pfds.size(), 1);
+  } else {
+    timespec ts{0, *backoff_us * 1000L};
+    nanosleep(&ts, nullptr);
+  }
+  *backoff_us = *backoff_us * 2 > kMaxSleepUs ? kMaxSleepUs : *backoff_us * 2;
+}
+
+Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
+  if (timeout_s < 0) timeout_s = opts_.timeout_s;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+  const auto spin_until = start + std::chrono::microseconds(opts_.spin_us);
+  int backoff_us = 10;
+  unsigned iter = 0;
+  while (true) {
+    if (op->done.load(std::memory_order_acquire)) return op->status;
+    if (aborted_.load())
+      return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted during " + op->Describe());
+    bool moved = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+      if (lock.owns_lock()) {
+        moved = ProgressLocked();
+        CheckPeersLocked();
+      }
+    }
+    if (op->done.load(std::memory_order_acquire)) return op->status;
+    auto now = Clock::now();
+    if (now >= deadline) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (op->done.load()) return op->status;
+      return TimeoutLocked(op, std::chrono::duration<double>(now - start).count());
+    }
+    if (moved) {
+      backoff_us = 10;
+      continue;
+    }
+    if (now < spin_until) {
+      CpuRelax();
+      if ((++iter & 63) == 0) sched_yield();
+      continue;
+    }
+    SleepBriefly(&backoff_us);
+  }
+}
+
+Status P2PEngine::TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s) {
+  Peer& p = peers_[op->peer];
+  char secs[32];
+  snprintf(secs, sizeof(secs), "%.3g", waited_s);
+  std::string what = "rank " + std::to_string(opts_.rank) + ": " + op->Describe() + " timed out after " + secs + " s";
+  if (op->kind == Op::Kind::kRecv && !op->matched) {
+    auto& q = p.posted[op->tag];
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (*it == op) {
+        q.erase(it);
+        break;
+      }
+    Complete(op, TimeoutError(what + ": no matching send from rank " + std::to_string(op->peer) + " arrived"));
+    return op->status;
+  }
+  std::string why = op->kind == Op::Kind::kSend && !op->matched
+                        ? ": rank " + std::to_string(op->peer) + " did not post a matching recv"
+                        : ": the transfer did not finish";
+  Status st = TimeoutError(what + why + " (the communicator is unusable now)");
+  FailAllLocked(st);
+  return st;
+}
+
+void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
+  auto fail = [&](const std::shared_ptr<Op>& op) {
+    if (op) Complete(op, why.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
+  };
+  for (auto& [id, op] : p.sends) fail(op);
+  for (auto& [id, op] : p.bulk_recvs) fail(op);
+  for (auto& op : p.streaming) fail(op);
+  for (auto& [tag, q] : p.posted)
+    for (auto& op : q) fail(op);
+  for (auto& [tag, q] : p.unexpected)
+    for (auto& in : q) fail(in->waiting);
+  fail(p.cur_op);
+  if (p.cur_in) fail(p.cur_in->waiting);
+  p.sends.clear();
+  p.bulk_recvs.clear();
+  p.streaming.clear();
+  p.posted.clear();
+  p.cur_op.reset();
+  p.cur_in.reset();
+  p.eager_inflight = 0;
+}
+
+void P2PEngine::FailAllLocked(const Status& why) {
+  if (failed_.ok()) failed_ = why;
+  for (Peer& p : peers_) {
+    FailPeerOpsLocked(p, why);
+    p.unexpected.clear();
+  }
+}
+
+void P2PEngine::FailPeerLocked(int peer, const Status& why, bool whole_communicator) {
+  Status st = why.code() == Code::kRemoteError || why.code() == Code::kProtocol ||
+                      why.code() == Code::kSystemError
+                  ? Status(why.code(), "rank " + std::to_string(peer) + " failed: " + why.message())
+                  : why;
+  TUTTI_LOG(Warn, P2P, "rank %d: connection to rank %d failed: %s", opts_.rank, peer, st.ToString().c_str());
+  if (peers_[peer].conn) peers_[peer].conn->Close();
+  if (peers_[peer].closed.ok()) peers_[peer].closed = st;
+  if (whole_communicator) {
+    FailAllLocked(st);
+  } else {
+    FailPeerOpsLocked(peers_[peer], st);
+  }
+}
+
+void P2PEngine::Abort(const std::string& why) {
+  aborted_.store(true);
+  std::lock_guard<std::mutex> lock(mu_);
+  FailAllLocked(AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted" +
+                             (why.empty() ? "" : " (" + why + ")")));
+  for (Peer& p : peers_)
+    if (p.conn) p.conn->Close();
+}
+
+void P2PEngine::Shutdown() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (Peer& p : peers_)
+    if (p.conn && p.closed.ok()) SendControlLocked(p, FrameType::kClose, 0, 0);
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < deadline) {
+    ProgressLocked();
+    bool flushed = true;
+    for (Peer& p : peers_)
+      if (p.conn && p.closed.ok() && p.conn->queued_bytes() > 0) flushed = false;
+    if (flushed) break;
+    lock.unlock();
+    timespec ts{0, 100000};
+    nanosleep(&ts, nullptr);
+    lock.lock();
+  }
+  FailAllLocked(InvalidUsage("rank " + std::to_string(opts_.rank) + ": communicator destroyed"));
+  for (Peer& p : peers_)
+    if (p.conn) p.conn->Close();
+}
+
+void P2PEngine::StartProgressThread() {
+  progress_thread_ = std::thread([this] { ProgressThreadMain(); });
+}
+
+void P2PEngine::ProgressThreadMain() {
+  int backoff_us = 20;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> l(thread_mu_);
+      thread_cv_.wait_for(l, std::chrono::milliseconds(200),
+                          [&] { return stop_thread_ || pending_.load() > 0; });
+      if (stop_thread_) return;
+      if (pending_.load() == 0) continue;
+    }
+    bool moved = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+      if (lock.owns_lock()) {
+        moved = ProgressLocked();
+        CheckPeersLocked();
+      }
+    }
+    if (moved) {
+      backoff_us = 20;
+    } else {
+      timespec ts{0, backoff_us * 1000L};
+      nanosleep(&ts, nullptr);
+      backoff_us = backoff_us * 2 > kMaxSleepUs ? kMaxSleepUs : backoff_us * 2;
+    }
+  }
+}
+
+}  // namespace tutti

@@ -1,0 +1,128 @@
+// The point-to-point engine of one communicator: tag matching, the eager / rendezvous protocol
+// over the transport connections, waiting with timeouts, failure handling, and a progress thread.
+//
+// Protocol (frame types in transport/frame.h):
+//  - size <= eager limit: DATA carries the bytes; the receiver answers ACK once a receive has
+//    taken them, or NACK with its own size if the sizes differ.
+//  - larger: RTS announces the size (and a descriptor when the transport can expose the buffer).
+//    The receiver either reads the data one-sidedly and ACKs (shm: process_vm_readv, one copy),
+//    or answers CTS, after which the sender streams BULK pieces straight into the receive buffer
+//    and the receiver ACKs once all have arrived.
+// A send therefore completes once the receiver has matched it, so a size mismatch is reported on
+// both sides. Messages between two ranks with the same tag are matched in the order sent.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/p2p/op.h"
+#include "transport/transport.h"
+
+namespace tutti {
+
+struct EngineOptions {
+  int rank = 0;
+  int size = 1;
+  double timeout_s = 300;
+  size_t eager_limit = 64 << 10;
+  size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer
+  int spin_us = 50;
+};
+
+class P2PEngine : public FrameSink {
+ public:
+  explicit P2PEngine(const EngineOptions& opts);
+  ~P2PEngine() override;
+
+  // Installs the connection to `peer` (before any operation with it).
+  void SetConnection(int peer, std::unique_ptr<Connection> conn);
+  std::string TransportName(int peer) const;
+  const EngineOptions& options() const { return opts_; }
+  void StartProgressThread();
+
+  Result<std::shared_ptr<Op>> PostSend(const void* buf, size_t bytes, int peer, int tag);
+  Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag);
+  // Waits for op (timeout_s < 0: the communicator's timeout). On timeout an unmatched receive
+  // is withdrawn; anything else leaves the communicator failed.
+  Status Wait(const std::shared_ptr<Op>& op, double timeout_s);
+  // Drives progress once; true if op is done.
+  bool Test(const std::shared_ptr<Op>& op);
+
+  // Fails every pending and future operation with kAborted and closes connections. Prompt.
+  void Abort(const std::string& why);
+  // Tells peers we are leaving (CLOSE), flushes briefly, closes connections; fails pending ops.
+  void Shutdown();
+  // The error the communicator failed with, or OK.
+  Status failure() const;
+
+  // FrameSink.
+  Result<void*> OnHeader(int peer, const FrameHeader& h) override;
+  Status OnFrame(int peer, const FrameHeader& h) override;
+  void OnSent(int peer, uint64_t cookie) override;
+
+ private:
+  struct Incoming {  // a message that arrived before its receive was posted
+    FrameType type;
+    uint64_t id;
+    int tag;
+    uint64_t size;
+    std::vector<char> data;  // DATA payload
+    std::string descriptor;  // RTS payload
+    bool complete = false;
+    std::shared_ptr<Op> waiting;  // a receive that matched it before the payload finished
+  };
+  struct Peer {
+    std::unique_ptr<Connection> conn;
+    uint64_t next_id = 1;
+    std::unordered_map<uint64_t, std::shared_ptr<Op>> sends;  // awaiting CTS or ACK/NACK
+    std::unordered_map<uint64_t, std::shared_ptr<Op>> bulk_recvs;
+    std::deque<std::shared_ptr<Op>> streaming;  // cleared to send, pieces left to queue
+    std::unordered_map<int, std::deque<std::shared_ptr<Op>>> posted;
+    std::unordered_map<int, std::deque<std::shared_ptr<Incoming>>> unexpected;
+    // The DATA/RTS frame being received now (socket 0 / the ring deliver them one at a time).
+    std::shared_ptr<Op> cur_op;
+    std::shared_ptr<Incoming> cur_in;
+    std::string cur_descriptor;
+    size_t eager_inflight = 0;
+    Status closed;  // set when the peer said CLOSE
+  };
+
+  Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag);
+  Status CheckPostable(int peer, const char* what, size_t bytes, int tag) const;
+  void StartSendLocked(Peer& p, const std::shared_ptr<Op>& op);
+  void MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in);
+  void HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t size, const std::string& desc);
+  void SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg);
+  void PumpStreamingLocked(Peer& p);
+  bool ProgressLocked();
+  void CheckPeersLocked();
+  void Complete(const std::shared_ptr<Op>& op, Status st);
+  void FailPeerLocked(int peer, const Status& why, bool whole_communicator);
+  void FailAllLocked(const Status& why);
+  void FailPeerOpsLocked(Peer& p, const Status& why);
+  Status TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s);
+  void SleepBriefly(int* backoff_us);
+  void ProgressThreadMain();
+
+  EngineOptions opts_;
+  mutable std::mutex mu_;
+  std::vector<Peer> peers_;
+  Status failed_;                 // the communicator-wide failure, if any
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> pending_{0};   // posted and not yet done
+  uint64_t next_seq_ = 1;
+  std::chrono::steady_clock::time_point last_check_;
+  std::vector<int> wait_fds_;
+
+  std::thread progress_thread_;
+  std::mutex thread_mu_;
+  std::condition_variable thread_cv_;
+  bool stop_thread_ = false;
+};
+
+}  // namespace tutti

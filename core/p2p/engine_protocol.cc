@@ -1,0 +1,270 @@
+// P2PEngine: the wire protocol. Everything here runs with mu_ held, from Post() or from a
+// connection's Progress(). Frames come from another process: ids, offsets and sizes are checked
+// against what this side expects before any byte is placed.
+#include <cstring>
+
+#include "core/logging.h"
+#include "core/p2p/engine.h"
+
+namespace tutti {
+
+namespace {
+std::string R(int rank) { return "rank " + std::to_string(rank); }
+}  // namespace
+
+void P2PEngine::SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg) {
+  FrameHeader h;
+  h.type = type;
+  h.id = id;
+  h.arg = arg;
+  Status st = p.conn->Enqueue(h, nullptr, 0);
+  if (!st.ok()) TUTTI_LOG(Warn, P2P, "rank %d: could not send %s: %s", opts_.rank, FrameTypeName(type), st.ToString().c_str());
+}
+
+void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
+  op->msg_id = p.next_id++;
+  FrameHeader h;
+  h.tag = op->tag;
+  h.id = op->msg_id;
+  h.arg = op->size;
+  size_t eager_max = std::min(opts_.eager_limit, p.conn->max_payload());
+  Status st;
+  if (op->size <= eager_max && p.eager_inflight + op->size <= opts_.eager_budget) {
+    op->eager = true;
+    p.eager_inflight += op->size;
+    h.type = FrameType::kData;
+    h.payload_len = op->size;
+    p.sends[op->msg_id] = op;
+    st = p.conn->Enqueue(h, op->buf, 0);
+  } else {
+    op->descriptor = op->size > 0 ? p.conn->DescribeBuffer(op->buf, op->size) : "";
+    h.type = FrameType::kRts;
+    h.payload_len = op->descriptor.size();
+    p.sends[op->msg_id] = op;
+    st = p.conn->Enqueue(h, op->descriptor.data(), 0);
+  }
+  if (!st.ok()) FailPeerLocked(op->peer, st, true);
+}
+
+void P2PEngine::MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in) {
+  op->matched = true;
+  op->msg_id = in->id;
+  if (in->size != op->size) {
+    Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " matched a send of " +
+                               std::to_string(in->size) + " bytes: sizes differ"));
+    if (p.closed.ok()) SendControlLocked(p, FrameType::kNack, in->id, op->size);
+    return;
+  }
+  if (in->type == FrameType::kRts) {
+    HandleRtsLocked(p, op, in->size, in->descriptor);
+    return;
+  }
+  if (!in->complete) {
+    in->waiting = op;  // finished when the payload is in (OnFrame)
+    return;
+  }
+  if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
+  Complete(op, OkStatus());
+  if (p.closed.ok()) SendControlLocked(p, FrameType::kAck, in->id, 0);
+}
+
+void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t size, const std::string& desc) {
+  if (!p.closed.ok()) {
+    Complete(op, p.closed.WithContext(R(opts_.rank) + ": " + op->Describe()));
+    return;
+  }
+  if (!desc.empty()) {
+    Status st = p.conn->ReadRemote(desc, op->buf, size);
+    if (st.ok()) {
+      Complete(op, OkStatus());
+      SendControlLocked(p, FrameType::kAck, op->msg_id, 0);
+      return;
+    }
+    TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d not possible (%s); asking for the data",
+              opts_.rank, op->peer, st.ToString().c_str());
+  }
+  if (size == 0) {
+    Complete(op, OkStatus());
+  } else {
+    op->bytes_done = 0;
+    p.bulk_recvs[op->msg_id] = op;
+  }
+  SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
+}
+
+void P2PEngine::PumpStreamingLocked(Peer& p) {
+  const size_t piece = p.conn->max_payload();
+  const size_t window = 4 * piece;
+  while (!p.streaming.empty() && p.conn->queued_bytes() < window) {
+    std::shared_ptr<Op> op = p.streaming.front();
+    size_t n = std::min(piece, op->size - op->bytes_done);
+    bool last = op->bytes_done + n == op->size;
+    FrameHeader h;
+    h.type = FrameType::kBulk;
+    h.id = op->msg_id;
+    h.arg = op->bytes_done;
+    h.payload_len = n;
+    Status st = p.conn->Enqueue(h, op->buf + op->bytes_done, 0);
+    if (!st.ok()) {
+      FailPeerLocked(op->peer, st, true);
+      return;
+    }
+    op->bytes_done += n;
+    if (last) p.streaming.pop_front();  // completes on the receiver's ACK
+  }
+}
+
+Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
+  Peer& p = peers_[peer];
+  switch (h.type) {
+    case FrameType::kData: {
+      if (h.tag < 0) return ProtocolError("DATA frame with a negative tag");
+      auto& posted = p.posted[h.tag];
+      if (!posted.empty()) {
+        std::shared_ptr<Op> op = posted.front();
+        posted.pop_front();
+        op->matched = true;
+        op->msg_id = h.id;
+        if (op->size != h.arg) {
+          Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " matched a send of " +
+                                     std::to_string(h.arg) + " bytes: sizes differ"));
+          SendControlLocked(p, FrameType::kNack, h.id, op->size);
+          return static_cast<void*>(nullptr);
+        }
+        p.cur_op = op;
+        return static_cast<void*>(op->buf);
+      }
+      auto in = std::make_shared<Incoming>();
+      in->type = FrameType::kData;
+      in->id = h.id;
+      in->tag = h.tag;
+      in->size = h.arg;
+      in->data.resize(h.payload_len);  // bounded: the transport validated payload_len
+      p.unexpected[h.tag].push_back(in);
+      p.cur_in = in;
+      return static_cast<void*>(in->data.data());
+    }
+    case FrameType::kRts:
+      p.cur_descriptor.resize(h.payload_len);
+      return static_cast<void*>(p.cur_descriptor.data());
+    case FrameType::kBulk: {
+      auto it = p.bulk_recvs.find(h.id);
+      if (it == p.bulk_recvs.end())
+        return ProtocolError("BULK frame for unknown message " + std::to_string(h.id) + " from " + R(peer));
+      const Op& op = *it->second;
+      if (h.arg > op.size || h.payload_len > op.size - h.arg)
+        return ProtocolError("BULK frame [" + std::to_string(h.arg) + ", +" + std::to_string(h.payload_len) +
+                             ") outside the " + std::to_string(op.size) + "-byte message from " + R(peer));
+      return static_cast<void*>(op.buf + h.arg);
+    }
+    default:
+      return static_cast<void*>(nullptr);
+  }
+}
+
+Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
+  Peer& p = peers_[peer];
+  switch (h.type) {
+    case FrameType::kData:
+      if (p.cur_op) {
+        Complete(p.cur_op, OkStatus());
+        p.cur_op.reset();
+        SendControlLocked(p, FrameType::kAck, h.id, 0);
+      } else if (p.cur_in) {
+        std::shared_ptr<Incoming> in = std::move(p.cur_in);
+        in->complete = true;
+        if (in->waiting) {
+          std::shared_ptr<Op> op = std::move(in->waiting);
+          if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
+          Complete(op, OkStatus());
+          SendControlLocked(p, FrameType::kAck, h.id, 0);
+        }
+      }
+      return OkStatus();
+    case FrameType::kRts: {
+      if (h.tag < 0) return ProtocolError("RTS frame with a negative tag");
+      auto& posted = p.posted[h.tag];
+      if (!posted.empty()) {
+        std::shared_ptr<Op> op = posted.front();
+        posted.pop_front();
+        auto in = std::make_shared<Incoming>();
+        in->type = FrameType::kRts;
+        in->id = h.id;
+        in->size = h.arg;
+        in->descriptor = p.cur_descriptor;
+        in->complete = true;
+        MatchLocked(p, op, in);
+        return OkStatus();
+      }
+      auto in = std::make_shared<Incoming>();
+      in->type = FrameType::kRts;
+      in->id = h.id;
+      in->tag = h.tag;
+      in->size = h.arg;
+      in->descriptor = p.cur_descriptor;
+      in->complete = true;
+      p.unexpected[h.tag].push_back(in);
+      return OkStatus();
+    }
+    case FrameType::kBulk: {
+      auto it = p.bulk_recvs.find(h.id);
+      if (it == p.bulk_recvs.end()) return OkStatus();  // failed meanwhile
+      std::shared_ptr<Op> op = it->second;
+      op->bytes_done += h.payload_len;
+      if (op->bytes_done == op->size) {
+        p.bulk_recvs.erase(it);
+        Complete(op, OkStatus());
+        SendControlLocked(p, FrameType::kAck, h.id, 0);
+      }
+      return OkStatus();
+    }
+    case FrameType::kAck:
+    case FrameType::kNack:
+    case FrameType::kCts: {
+      auto it = p.sends.find(h.id);
+      if (it == p.sends.end())
+        return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
+                             std::to_string(h.id) + " from " + R(peer));
+      std::shared_ptr<Op> op = it->second;
+      if (h.type == FrameType::kCts && op->matched)
+        return ProtocolError("second CTS for message " + std::to_string(h.id) + " from " + R(peer));
+      if (h.type != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
+      op->matched = true;
+      if (op->eager && h.type != FrameType::kCts) p.eager_inflight -= op->size;
+      if (h.type == FrameType::kAck) {
+        Complete(op, OkStatus());
+      } else if (h.type == FrameType::kNack) {
+        Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " was matched by a recv of " +
+                                   std::to_string(h.arg) + " bytes on rank " + std::to_string(peer) +
+                                   ": sizes differ"));
+      } else if (op->eager) {
+        return ProtocolError("CTS for an eager message from " + R(peer));
+      } else if (op->size == 0) {
+        Complete(op, OkStatus());
+      } else {
+        op->bytes_done = 0;
+        p.streaming.push_back(op);
+        PumpStreamingLocked(p);
+      }
+      return OkStatus();
+    }
+    case FrameType::kClose: {
+      TUTTI_LOG(Info, P2P, "rank %d: rank %d closed its communicator", opts_.rank, peer);
+      p.closed = RemoteError(R(peer) + " closed its communicator (destroyed or exited)");
+      // Messages that already arrived stay receivable; everything else with this peer fails.
+      auto unexpected = std::move(p.unexpected);
+      FailPeerOpsLocked(p, p.closed);
+      for (auto& [tag, q] : unexpected)
+        for (auto& in : q)
+          if (in->type == FrameType::kData && in->complete) p.unexpected[tag].push_back(in);
+      return OkStatus();
+    }
+  }
+  return ProtocolError("unknown frame type from " + R(peer));
+}
+
+void P2PEngine::OnSent(int peer, uint64_t cookie) {
+  // Completion is driven by the receiver's ACK, which also proves the bytes arrived.
+}
+
+}  // namespace tutti

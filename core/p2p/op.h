@@ -1,0 +1,38 @@
+// One point-to-point operation (a send or a receive) as the engine tracks it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace tutti {
+
+struct Op {
+  enum class Kind { kSend, kRecv };
+  Kind kind = Kind::kSend;
+  int peer = 0;
+  int tag = 0;
+  uint64_t seq = 0;       // the communicator's operation number, for messages
+  char* buf = nullptr;    // the user's buffer (const for sends)
+  size_t size = 0;
+  uint64_t msg_id = 0;    // the sender's message id (sends: ours; recvs: once matched)
+  bool eager = false;     // send: went as DATA (counts against the eager budget)
+  bool matched = false;   // recv: paired with a message; send: the receiver answered
+  size_t bytes_done = 0;  // recv: bulk bytes arrived; send: bulk bytes enqueued
+  std::string descriptor; // send: what the receiver may read one-sidedly (kept alive here)
+
+  std::atomic<bool> done{false};
+  Status status;          // set before `done` becomes true
+
+  // "send of 8 bytes to rank 1 (tag 0, op #3)"
+  std::string Describe() const {
+    return std::string(kind == Kind::kSend ? "send of " : "recv of ") + std::to_string(size) +
+           " bytes " + (kind == Kind::kSend ? "to" : "from") + " rank " + std::to_string(peer) +
+           " (tag " + std::to_string(tag) + ", op #" + std::to_string(seq) + ")";
+  }
+};
+
+}  // namespace tutti
