@@ -115,6 +115,7 @@ class P2PEngine : public FrameSink {
   Status failed_;                 // the communicator-wide failure, if any
   std::atomic<bool> aborted_{false};
   std::atomic<int> pending_{0};   // posted and not yet done
+  std::atomic<int> waiters_{0};   // threads inside Wait()
   uint64_t next_seq_ = 1;
   std::chrono::steady_clock::time_point last_check_;
   std::vector<int> wait_fds_;

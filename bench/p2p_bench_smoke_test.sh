@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The benchmark runs end to end and prints all six rows with numbers.
+set -euo pipefail
+out=$("$1" --quick)
+echo "$out"
+rows=$(echo "$out" | grep -cE '^(shm|tcp) +(latency|bandwidth) .*[0-9]+\.[0-9]+ (us|GB/s) +[a-zA-Z]')
+[[ $rows == 6 ]] || { echo "expected 6 result rows, got $rows"; exit 1; }
