@@ -33,6 +33,11 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"SLURM_NTASKS", T::kInt, "", "World size as set by srun."},
       {"SLURM_LOCALID", T::kInt, "", "Local rank as set by srun."},
       {"SLURM_NTASKS_PER_NODE", T::kString, "", "Tasks per node as set by srun (e.g. 4 or 4(x2))."},
+      {"SLURM_STEP_TASKS_PER_NODE", T::kString, "",
+       "Tasks per node of this job step as set by srun; used when SLURM_NTASKS_PER_NODE is unset."},
+      {"SLURM_NODEID", T::kInt, "",
+       "Index of this node in the job as set by srun; picks this node's entry of the tasks-per-node "
+       "list."},
       {"SLURM_NODELIST", T::kString, "",
        "Node list as set by srun; its first host is the store's host when MASTER_ADDR is unset."},
       {"TUTTI_SECRET", T::kString, "",
