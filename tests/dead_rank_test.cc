@@ -1,0 +1,72 @@
+// A rank killed with SIGKILL in the middle of a transfer: every surviving rank fails with an
+// error naming it, well within the timeout, over shm and over tcp. Real processes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "core/communicator.h"
+#include "tests/harness/proc_ranks.h"
+
+namespace tutti::testing {
+namespace {
+
+constexpr int kVictim = 2;
+
+// Survivors' exit codes: 0 = failed as expected naming the victim; 10+ = something else.
+int RankBody(int rank) {
+  auto comm = Communicator::InitFromEnv();
+  if (!comm.ok()) {
+    fprintf(stderr, "rank %d init: %s\n", rank, comm.status().ToString().c_str());
+    return 10;
+  }
+  Communicator& c = **comm;
+  std::vector<char> big(64 << 20, 1);
+  if (rank == kVictim) {
+    // A few messages go through, then a large one starts and the process dies.
+    for (int i = 0; i < 3; ++i)
+      if (!c.Send(big.data(), 1000, 1, 0).ok()) return 11;
+    auto w = c.ISend(big.data(), big.size(), 1, 1);
+    usleep(20000);
+    raise(SIGKILL);
+  }
+  Status st;
+  if (rank == 1) {
+    for (int i = 0; i < 3 && st.ok(); ++i) st = c.Recv(big.data(), 1000, kVictim, 0);
+    if (!st.ok()) return 12;
+    // The large one may or may not arrive; the next one never will.
+    st = c.Recv(big.data(), big.size(), kVictim, 1);
+    if (st.ok()) st = c.Recv(big.data(), 8, kVictim, 1);
+  } else {
+    // Waits on a live rank that never sends: only the failure of rank 2 can end this.
+    st = c.Recv(big.data(), 8, (rank + 1) % 4 == kVictim ? 0 : (rank + 1) % 4, 7);
+  }
+  fprintf(stderr, "rank %d: %s\n", rank, st.ToString().c_str());
+  if (st.ok()) return 13;
+  if (st.message().find("rank 2") == std::string::npos) return 14;
+  return 0;
+}
+
+class DeadRank : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeadRank, EverySurvivorNamesTheDeadRank) {
+  auto ends = RunProcRanks(4, RankBody, {{"TUTTI_TRANSPORT", GetParam()}, {"TUTTI_TIMEOUT", "60"}}, 90);
+  for (int r = 0; r < 4; ++r) {
+    if (r == kVictim) {
+      EXPECT_EQ(ends[r].signal, SIGKILL);
+      continue;
+    }
+    EXPECT_TRUE(ends[r].exited) << "rank " << r << " was killed (signal " << ends[r].signal << ")";
+    EXPECT_EQ(ends[r].code, 0) << "rank " << r;
+    // Far less than the 60 s timeout: the failure is detected, not waited out.
+    EXPECT_LT(ends[r].seconds, 20) << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, DeadRank, ::testing::Values("shm", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tutti::testing
