@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job: sets up the machine, then runs multi-rank programs on this host:
+# the seed examples under tuttirun and spawn, then the point-to-point benchmark
+# (2 processes, shm and tcp, beside memcpy and raw TCP). `bash tools/demo.sh [--quick]`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+bazel build -c opt //tools:tuttirun //tools/examples:all //bench:p2p_bench
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+echo "== tuttirun -n 4 hello_env"
+"$bin/tools/tuttirun" -n 4 "$bin/tools/examples/hello_env"
+echo "== spawn: groups (world + new_group)"
+"$bin/tools/examples/groups"
+echo "== tuttirun -n 2 send_recv (a 2x2 tensor from rank 0 to rank 1)"
+"$bin/tools/tuttirun" -n 2 "$bin/tools/examples/send_recv"
+echo "== p2p_bench"
+"$bin/bench/p2p_bench" "$@"
