@@ -11,6 +11,7 @@ const char* FrameTypeName(FrameType t) {
     case FrameType::kAck: return "ACK";
     case FrameType::kNack: return "NACK";
     case FrameType::kClose: return "CLOSE";
+    case FrameType::kDone: return "DONE";
   }
   return "?";
 }
@@ -28,9 +29,11 @@ Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload) {
                              std::to_string(max_payload));
       return OkStatus();
     case FrameType::kRts:
-      if (h.payload_len > kMaxDescriptorBytes) return ProtocolError("RTS descriptor too long");
-      return OkStatus();
     case FrameType::kCts:
+      if (h.payload_len > kMaxDescriptorBytes)
+        return ProtocolError(std::string(FrameTypeName(h.type)) + " descriptor too long");
+      return OkStatus();
+    case FrameType::kDone:
     case FrameType::kAck:
     case FrameType::kNack:
     case FrameType::kClose:

@@ -16,11 +16,13 @@ namespace tutti {
 enum class FrameType : uint8_t {
   kData = 1,   // eager message: tag, id, arg = size; payload = the bytes
   kRts = 2,    // ready to send: tag, id, arg = size; payload = a buffer descriptor (maybe empty)
-  kCts = 3,    // clear to send: id (of the sender's message)
+  kCts = 3,    // clear to send: id (of the sender's message), arg = first byte the sender
+               // provides; payload = the receive buffer's descriptor (may be empty)
   kBulk = 4,   // a piece of a message after CTS: id, arg = offset; payload = the bytes
   kAck = 5,    // receiver matched and holds message id
   kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size
   kClose = 7,  // the peer is closing its communicator
+  kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
 };
 
 constexpr uint32_t kFrameMagic = 0x54555454;  // "TUTT"

@@ -57,10 +57,14 @@ class Connection {
 
   // One-sided reads. DescribeBuffer returns "" when this transport cannot expose memory.
   virtual std::string DescribeBuffer(const void* buf, size_t len) { return ""; }
-  // Reads len bytes described by `descriptor` (from the peer's DescribeBuffer) into dst.
-  // kUnavailable: not possible (then the protocol falls back to sending the data).
-  virtual Status ReadRemote(const std::string& descriptor, void* dst, size_t len) {
+  // Reads len bytes at `offset` of the peer's buffer named by `descriptor` (from the peer's
+  // DescribeBuffer) into dst. kUnavailable: not possible (the protocol then sends the data).
+  virtual Status ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) {
     return UnavailableError("one-sided reads not supported");
+  }
+  // Writes len bytes from src at `offset` of the peer's described buffer. kUnavailable as above.
+  virtual Status WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) {
+    return UnavailableError("one-sided writes not supported");
   }
 
   // Releases resources. After Close, nothing is sent or received.

@@ -7,7 +7,9 @@
 //  - larger: RTS announces the size (and a descriptor when the transport can expose the buffer).
 //    The receiver either reads the data one-sidedly and ACKs (shm: process_vm_readv, one copy),
 //    or answers CTS, after which the sender streams BULK pieces straight into the receive buffer
-//    and the receiver ACKs once all have arrived.
+//    and the receiver ACKs once all have arrived. Where one-sided access works both ways (shm),
+//    a large message is split: the receiver reads the head while the sender writes the tail
+//    (CTS carries the receive buffer's descriptor; the sender reports DONE), so both cores copy.
 // A send therefore completes once the receiver has matched it, so a size mismatch is reported on
 // both sides. Messages between two ranks with the same tag are matched in the order sent.
 #pragma once
@@ -24,6 +26,9 @@
 #include "transport/transport.h"
 
 namespace tutti {
+
+// Messages from this size up are copied by both sides at once when one-sided access works.
+constexpr uint64_t kSplitCopyMin = 1 << 20;
 
 struct EngineOptions {
   int rank = 0;
@@ -89,6 +94,7 @@ class P2PEngine : public FrameSink {
     std::shared_ptr<Incoming> cur_in;
     std::string cur_descriptor;
     size_t eager_inflight = 0;
+    bool one_sided_ok = false;  // a one-sided read from this peer has worked
     Status closed;  // set when the peer said CLOSE
   };
 
@@ -97,7 +103,10 @@ class P2PEngine : public FrameSink {
   void StartSendLocked(Peer& p, const std::shared_ptr<Op>& op);
   void MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in);
   void HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t size, const std::string& desc);
-  void SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg);
+  void SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg,
+                         const std::string* payload = nullptr);
+  void AddReceivedLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t bytes);
+  void StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc);
   void PumpStreamingLocked(Peer& p);
   bool ProgressLocked();
   void CheckPeersLocked();

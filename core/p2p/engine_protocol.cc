@@ -12,12 +12,13 @@ namespace {
 std::string R(int rank) { return "rank " + std::to_string(rank); }
 }  // namespace
 
-void P2PEngine::SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg) {
+void P2PEngine::SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg, const std::string* payload) {
   FrameHeader h;
   h.type = type;
   h.id = id;
   h.arg = arg;
-  Status st = p.conn->Enqueue(h, nullptr, 0);
+  h.payload_len = payload ? payload->size() : 0;
+  Status st = p.conn->Enqueue(h, payload ? payload->data() : nullptr, 0);
   if (!st.ok()) TUTTI_LOG(Warn, P2P, "rank %d: could not send %s: %s", opts_.rank, FrameTypeName(type), st.ToString().c_str());
 }
 
@@ -74,8 +75,26 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     return;
   }
   if (!desc.empty()) {
-    Status st = p.conn->ReadRemote(desc, op->buf, size);
+    // Once one-sided access has worked with this peer, large messages are copied by both sides
+    // at once: we read the head while the sender writes the tail into our buffer.
+    std::string mine = p.one_sided_ok && size >= kSplitCopyMin ? p.conn->DescribeBuffer(op->buf, size) : "";
+    if (!mine.empty()) {
+      const uint64_t split = (size / 2) & ~uint64_t{4095};
+      op->descriptor = std::move(mine);
+      op->bytes_done = 0;
+      p.bulk_recvs[op->msg_id] = op;
+      SendControlLocked(p, FrameType::kCts, op->msg_id, split, &op->descriptor);
+      Status st = p.conn->ReadRemote(desc, 0, op->buf, split);
+      if (!st.ok()) {
+        FailAllLocked(st.WithContext(R(opts_.rank) + ": " + op->Describe()));
+        return;
+      }
+      AddReceivedLocked(p, op, split);
+      return;
+    }
+    Status st = p.conn->ReadRemote(desc, 0, op->buf, size);
     if (st.ok()) {
+      p.one_sided_ok = true;
       Complete(op, OkStatus());
       SendControlLocked(p, FrameType::kAck, op->msg_id, 0);
       return;
@@ -90,6 +109,29 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     p.bulk_recvs[op->msg_id] = op;
   }
   SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
+}
+
+void P2PEngine::AddReceivedLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t bytes) {
+  op->bytes_done += bytes;
+  if (op->bytes_done < op->size) return;
+  p.bulk_recvs.erase(op->msg_id);
+  Complete(op, OkStatus());
+  SendControlLocked(p, FrameType::kAck, op->msg_id, 0);
+}
+
+void P2PEngine::StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc) {
+  op->bytes_done = from;
+  if (!desc.empty() && from < op->size) {
+    Status st = p.conn->WriteRemote(desc, from, op->buf + from, op->size - from);
+    if (st.ok()) {
+      SendControlLocked(p, FrameType::kDone, op->msg_id, op->size - from);
+      return;
+    }
+    TUTTI_LOG(Info, P2P, "rank %d: one-sided write to rank %d not possible (%s); streaming", opts_.rank,
+              op->peer, st.ToString().c_str());
+  }
+  p.streaming.push_back(op);
+  PumpStreamingLocked(p);
 }
 
 void P2PEngine::PumpStreamingLocked(Peer& p) {
@@ -145,6 +187,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
       return static_cast<void*>(in->data.data());
     }
     case FrameType::kRts:
+    case FrameType::kCts:
       p.cur_descriptor.resize(h.payload_len);
       return static_cast<void*>(p.cur_descriptor.data());
     case FrameType::kBulk: {
@@ -209,13 +252,16 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
     case FrameType::kBulk: {
       auto it = p.bulk_recvs.find(h.id);
       if (it == p.bulk_recvs.end()) return OkStatus();  // failed meanwhile
-      std::shared_ptr<Op> op = it->second;
-      op->bytes_done += h.payload_len;
-      if (op->bytes_done == op->size) {
-        p.bulk_recvs.erase(it);
-        Complete(op, OkStatus());
-        SendControlLocked(p, FrameType::kAck, h.id, 0);
-      }
+      AddReceivedLocked(p, it->second, h.payload_len);
+      return OkStatus();
+    }
+    case FrameType::kDone: {
+      auto it = p.bulk_recvs.find(h.id);
+      if (it == p.bulk_recvs.end())
+        return ProtocolError("DONE for unknown message " + std::to_string(h.id) + " from " + R(peer));
+      if (h.arg > it->second->size - it->second->bytes_done)
+        return ProtocolError("DONE for more bytes than message " + std::to_string(h.id) + " has left");
+      AddReceivedLocked(p, it->second, h.arg);
       return OkStatus();
     }
     case FrameType::kAck:
@@ -241,10 +287,10 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
         return ProtocolError("CTS for an eager message from " + R(peer));
       } else if (op->size == 0) {
         Complete(op, OkStatus());
+      } else if (h.arg > op->size) {
+        return ProtocolError("CTS from " + R(peer) + " starts past the end of message " + std::to_string(h.id));
       } else {
-        op->bytes_done = 0;
-        p.streaming.push_back(op);
-        PumpStreamingLocked(p);
+        StartBulkLocked(p, op, h.arg, p.cur_descriptor);
       }
       return OkStatus();
     }

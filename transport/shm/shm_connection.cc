@@ -107,28 +107,39 @@ std::string ShmConnection::DescribeBuffer(const void* buf, size_t len) {
   return std::string(reinterpret_cast<const char*>(&d), sizeof(d));
 }
 
-Status ShmConnection::ReadRemote(const std::string& descriptor, void* dst, size_t len) {
+Status ShmConnection::ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) {
+  return Transfer(descriptor, offset, dst, len, false);
+}
+
+Status ShmConnection::WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) {
+  return Transfer(descriptor, offset, const_cast<void*>(src), len, true);
+}
+
+Status ShmConnection::Transfer(const std::string& descriptor, size_t offset, void* local_buf, size_t len,
+                               bool write) {
   if (!opts_.use_cma) return UnavailableError("cross-memory attach disabled");
   CmaDescriptor d;
   if (descriptor.size() != sizeof(d)) return UnavailableError("not a CMA descriptor");
   std::memcpy(&d, descriptor.data(), sizeof(d));
   if (std::memcmp(d.tag, kCmaTag, 4) != 0) return UnavailableError("not a CMA descriptor");
-  if (d.len != len)
-    return ProtocolError("CMA descriptor of " + std::to_string(d.len) + " bytes for a " +
-                         std::to_string(len) + "-byte message");
+  if (offset > d.len || len > d.len - offset)
+    return ProtocolError("CMA range [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                         ") outside the peer's " + std::to_string(d.len) + "-byte buffer");
   if (d.pid != peer_pid_) return ProtocolError("CMA descriptor names another process");
+  const char* what = write ? "process_vm_writev to rank " : "process_vm_readv from rank ";
   size_t done = 0;
   while (done < len) {
-    iovec local{static_cast<char*>(dst) + done, len - done};
-    iovec remote{reinterpret_cast<void*>(d.addr + done), len - done};
-    ssize_t n = process_vm_readv(d.pid, &local, 1, &remote, 1, 0);
+    iovec local{static_cast<char*>(local_buf) + done, len - done};
+    iovec remote{reinterpret_cast<void*>(d.addr + offset + done), len - done};
+    ssize_t n = write ? process_vm_writev(d.pid, &local, 1, &remote, 1, 0)
+                      : process_vm_readv(d.pid, &local, 1, &remote, 1, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EPERM || errno == ENOSYS)
-        return UnavailableError(std::string("process_vm_readv: ") + strerror(errno));
-      return SystemError("process_vm_readv from rank " + std::to_string(peer()));
+        return UnavailableError(std::string(what) + std::to_string(peer()) + ": " + strerror(errno));
+      return SystemError(what + std::to_string(peer()));
     }
-    if (n == 0) return RemoteError("process_vm_readv from rank " + std::to_string(peer()) + " read nothing");
+    if (n == 0) return RemoteError(what + std::to_string(peer()) + " moved nothing");
     done += static_cast<size_t>(n);
   }
   return OkStatus();

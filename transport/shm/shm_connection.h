@@ -37,7 +37,8 @@ class ShmConnection : public Connection {
   size_t queued_bytes() const override { return queued_bytes_; }
   Status CheckPeerAlive() override;
   std::string DescribeBuffer(const void* buf, size_t len) override;
-  Status ReadRemote(const std::string& descriptor, void* dst, size_t len) override;
+  Status ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) override;
+  Status WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) override;
   void Close() override;
 
   // The creator calls this once the peer has attached, so the name does not outlive the job.
@@ -47,6 +48,7 @@ class ShmConnection : public Connection {
   ShmConnection(int peer, pid_t peer_pid, const ShmOptions& opts)
       : Connection(peer), peer_pid_(peer_pid), opts_(opts) {}
   bool Flush();
+  Status Transfer(const std::string& descriptor, size_t offset, void* local, size_t len, bool write);
 
   struct Pending {
     FrameHeader h;

@@ -64,7 +64,7 @@ Result<bool> ShmRing::Peek(FrameHeader* h, uint64_t max_payload) {
                          std::to_string(tail) + ")");
   CopyOut(tail, h, kFrameHeaderSize);
   uint64_t limit = max_payload < this->max_payload() ? max_payload : this->max_payload();
-  if (h->type == FrameType::kRts) limit = kMaxDescriptorBytes;
+  if (h->type == FrameType::kRts || h->type == FrameType::kCts) limit = kMaxDescriptorBytes;
   TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(*h, limit));
   if (ShmFrameBytes(h->payload_len) > avail)
     return ProtocolError("shm frame longer than the data published in the ring");
