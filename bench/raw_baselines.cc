@@ -3,28 +3,28 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "bench/bench_util.h"
 #include "transport/tcp/socket_util.h"
 
 namespace tutti::bench {
 
-double MemcpyBandwidth(size_t bytes, int iters, int reps) {
-  std::vector<char> a(bytes, 1), b(bytes, 2);
-  std::vector<double> v;
-  for (int r = 0; r < reps; ++r) {
-    double t0 = NowSeconds();
-    for (int i = 0; i < iters; ++i) {
-      memcpy(b.data(), a.data(), bytes);
-      asm volatile("" ::"r"(b.data()) : "memory");
-    }
-    v.push_back(bytes * static_cast<double>(iters) / (NowSeconds() - t0));
+double MemcpyBandwidth(size_t bytes, int iters) {
+  static std::vector<char> a, b;
+  if (a.size() != bytes) {
+    a.assign(bytes, 1);
+    b.assign(bytes, 2);
   }
-  return Median(v);
+  double t0 = NowSeconds();
+  for (int i = 0; i < iters; ++i) {
+    memcpy(b.data(), a.data(), bytes);
+    asm volatile("" ::"r"(b.data()) : "memory");
+  }
+  return bytes * static_cast<double>(iters) / (NowSeconds() - t0);
 }
 
 namespace {
@@ -35,77 +35,56 @@ void Tune(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
 
-bool Full(int fd, void* p, size_t n, bool write_side) {
+Status Full(int fd, void* p, size_t n, bool write_side) {
   char* c = static_cast<char*>(p);
   while (n > 0) {
     ssize_t r = write_side ? send(fd, c, n, MSG_NOSIGNAL) : recv(fd, c, n, 0);
     if (r <= 0) {
       if (r < 0 && errno == EINTR) continue;
-      return false;
+      return r == 0 ? RemoteError("raw TCP peer closed") : SystemError("raw TCP");
     }
     c += r;
     n -= static_cast<size_t>(r);
   }
-  return true;
-}
-
-// The echo side, in the child.
-void Peer(int fd, int lat_iters, const std::vector<std::pair<size_t, int>>& sizes, int reps) {
-  char small[8];
-  for (int r = 0; r < reps; ++r)
-    for (int i = 0; i < lat_iters; ++i)
-      if (!Full(fd, small, 8, false) || !Full(fd, small, 8, true)) _exit(1);
-  for (auto [bytes, iters] : sizes) {
-    std::vector<char> buf(bytes);
-    for (int r = 0; r < reps; ++r)
-      for (int i = 0; i < iters; ++i)
-        if (!Full(fd, buf.data(), bytes, false) || !Full(fd, small, 1, true)) _exit(1);
-  }
-  _exit(0);
+  return OkStatus();
 }
 }  // namespace
 
-Result<RawTcpFigures> RawTcpBaseline(int lat_iters, const std::vector<std::pair<size_t, int>>& sizes, int reps) {
-  int port = 0;
-  TUTTI_ASSIGN_OR_RETURN(int lfd, ListenTcp("127.0.0.1", 0, &port));
-  pid_t child = fork();
-  if (child < 0) return SystemError("fork");
-  if (child == 0) {
-    close(lfd);
-    auto fd = ConnectTcp("127.0.0.1", port, DeadlineIn(10));
-    if (!fd.ok()) _exit(1);
-    Tune(*fd);
-    Peer(*fd, lat_iters, sizes, reps);
-  }
-  int fd = accept(lfd, nullptr, nullptr);
-  close(lfd);
+Result<int> RawListen(int* port) { return ListenTcp("127.0.0.1", 0, port); }
+
+Result<int> RawAccept(int listen_fd) {
+  int fd = accept(listen_fd, nullptr, nullptr);
   if (fd < 0) return SystemError("accept");
   Tune(fd);
-  RawTcpFigures f;
+  return fd;
+}
+
+Result<int> RawConnect(int port) {
+  TUTTI_ASSIGN_OR_RETURN(int fd, ConnectTcp("127.0.0.1", port, DeadlineIn(10)));
+  Tune(fd);
+  return fd;
+}
+
+Result<double> RawPingPong(int fd, int iters, bool initiator) {
   char small[8] = {};
-  std::vector<double> lat;
-  bool ok = true;
-  for (int r = 0; r < reps && ok; ++r) {
-    double t0 = NowSeconds();
-    for (int i = 0; i < lat_iters && ok; ++i) ok = Full(fd, small, 8, true) && Full(fd, small, 8, false);
-    lat.push_back((NowSeconds() - t0) / lat_iters / 2);
+  double t0 = NowSeconds();
+  for (int i = 0; i < iters; ++i) {
+    TUTTI_RETURN_IF_ERROR(Full(fd, small, 8, initiator));
+    TUTTI_RETURN_IF_ERROR(Full(fd, small, 8, !initiator));
   }
-  f.latency = Median(lat);
-  for (auto [bytes, iters] : sizes) {
-    std::vector<char> buf(bytes, 3);
-    std::vector<double> bw;
-    for (int r = 0; r < reps && ok; ++r) {
-      double t0 = NowSeconds();
-      for (int i = 0; i < iters && ok; ++i) ok = Full(fd, buf.data(), bytes, true) && Full(fd, small, 1, false);
-      bw.push_back(bytes * static_cast<double>(iters) / (NowSeconds() - t0));
-    }
-    f.bandwidth.push_back(Median(bw));
+  return (NowSeconds() - t0) / iters / 2;
+}
+
+Result<double> RawStream(int fd, size_t bytes, int iters, bool sender) {
+  static std::vector<char> buf;
+  if (buf.size() != bytes) buf.assign(bytes, 3);
+  char ack = 0;
+  double t0 = NowSeconds();
+  for (int i = 0; i < iters; ++i) {
+    TUTTI_RETURN_IF_ERROR(Full(fd, buf.data(), bytes, sender));
+    TUTTI_RETURN_IF_ERROR(Full(fd, &ack, 1, !sender));
   }
-  close(fd);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return RemoteError("raw TCP baseline peer failed");
-  return f;
+  return bytes * static_cast<double>(iters) / (NowSeconds() - t0);
 }
 
 }  // namespace tutti::bench

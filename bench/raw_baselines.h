@@ -1,23 +1,27 @@
-// The baselines tutti's figures are compared with: plain memcpy, and a raw TCP loopback
-// connection between this process and a forked child (ping-pong and a stream in which the
-// receiver acknowledges each message with one byte, the same completion rule as tutti's send).
+// The baselines tutti's figures are compared with, measured by the same processes in the same
+// repetitions as tutti's own figures (so machine noise hits both alike): plain memcpy, and a raw
+// TCP loopback connection between the two ranks (8-byte ping-pong; a stream in which the receiver
+// acknowledges each message with one byte, the same completion rule as tutti's send).
 #pragma once
 
 #include <cstddef>
-#include <utility>
-#include <vector>
 
 #include "core/status.h"
 
 namespace tutti::bench {
 
-// Median bytes/s of memcpy between two buffers of `bytes`.
-double MemcpyBandwidth(size_t bytes, int iters, int reps);
+// Bytes/s of `iters` memcpys of `bytes` between two buffers (allocated and touched first).
+double MemcpyBandwidth(size_t bytes, int iters);
 
-struct RawTcpFigures {
-  double latency = 0;             // one-way seconds, 8-byte ping-pong
-  std::vector<double> bandwidth;  // bytes/s per requested size
-};
-Result<RawTcpFigures> RawTcpBaseline(int lat_iters, const std::vector<std::pair<size_t, int>>& sizes, int reps);
+// A connected loopback TCP socket pair across two processes: the listener side calls
+// RawListen and sends the port to the other, which calls RawConnect; then RawAccept.
+Result<int> RawListen(int* port);
+Result<int> RawAccept(int listen_fd);
+Result<int> RawConnect(int port);
+
+// One-way seconds of an 8-byte ping-pong (`initiator` sends first).
+Result<double> RawPingPong(int fd, int iters, bool initiator);
+// Bytes/s of `iters` messages of `bytes`, each acknowledged by the receiver.
+Result<double> RawStream(int fd, size_t bytes, int iters, bool sender);
 
 }  // namespace tutti::bench

@@ -58,13 +58,15 @@ const std::vector<EnvVar>& EnvRegistry() {
        "exact names. Default: the first non-loopback interface that is up, else loopback."},
       {"TUTTI_SOCKET_NSOCKS", T::kInt, "2", "TCP sockets per peer pair (1..16)."},
       {"TUTTI_SOCKET_BUFSIZE", T::kInt, "4194304", "SO_SNDBUF/SO_RCVBUF of each TCP socket."},
-      {"TUTTI_SHM_FIFO_BYTES", T::kInt, "1048576",
-       "Size of each shared-memory FIFO (one per direction per peer pair)."},
+      {"TUTTI_SHM_FIFO_BYTES", T::kInt, "4194304",
+       "Size of each shared-memory FIFO (one per direction per peer pair, a power of two); large "
+       "messages stream through it in pieces of up to 512 KiB."},
       {"TUTTI_EAGER_LIMIT", T::kInt, "65536",
        "Messages up to this size are sent eagerly (copied); larger ones are pulled by the "
        "receiver straight from the sender's buffer (shm) or sent after the receiver is ready."},
-      {"TUTTI_SHM_CMA", T::kBool, "1",
-       "Use process_vm_readv for large shared-memory messages (0 copies them through the FIFO)."},
+      {"TUTTI_SHM_CMA", T::kBool, "0",
+       "1: move large shared-memory messages with process_vm_readv/writev (one copy, the two "
+       "processes each copying half) instead of streaming them through the FIFO."},
       {"TUTTI_SPIN_US", T::kInt, "50",
        "Microseconds a waiting thread polls before it sleeps."},
   };

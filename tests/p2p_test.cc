@@ -13,9 +13,11 @@ namespace {
 
 class P2P : public ::testing::TestWithParam<std::string> {
  protected:
+  // "shm+cma": shared memory with large messages moved by process_vm_readv/writev.
   CommOptions Opts(double timeout_s = 30) {
     CommOptions o;
-    o.transport = GetParam();
+    o.transport = GetParam() == "tcp" ? "tcp" : "shm";
+    setenv("TUTTI_SHM_CMA", GetParam() == "shm+cma" ? "1" : "0", 1);
     o.timeout_s = timeout_s;
     return o;
   }
@@ -26,7 +28,7 @@ const size_t kSizes[] = {0, 1, 7, 4099, 65536, 65537, (1 << 20) + 13, 9 << 20};
 TEST_P(P2P, EveryPairEverySize) {
   for (int n : {2, 3, 5, 8}) {
     RunThreadRanks(n, [&](Communicator& c) {
-      EXPECT_EQ(c.TransportTo((c.rank() + 1) % n), GetParam());
+      EXPECT_EQ(c.TransportTo((c.rank() + 1) % n), Opts().transport);
       for (size_t size : kSizes) {
         if (n > 3 && size > (1 << 20)) continue;  // keep the big ones to small worlds
         std::vector<Work> works;
@@ -184,8 +186,8 @@ TEST_P(P2P, DestroyedPeerFailsPendingRecv) {
   }, Opts());
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "tcp"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "tcp"),
+                         [](const auto& info) { return info.param == "shm+cma" ? std::string("shm_cma") : info.param; });
 
 }  // namespace
 }  // namespace tutti::testing

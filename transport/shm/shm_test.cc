@@ -65,6 +65,7 @@ TEST(ShmRing, FullRingRefusesAndCorruptionIsDetected) {
 TEST(ShmConnection, PairExchangesFramesAndReadsRemoteMemory) {
   ShmOptions opts;
   opts.fifo_bytes = 64 << 10;
+  opts.use_cma = true;
   auto seg = ShmSegment::Create(ShmConnection::SegmentBytes(opts));
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
   auto seg2 = ShmSegment::Open((*seg)->name(), ShmConnection::SegmentBytes(opts));
