@@ -33,10 +33,12 @@ Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload) {
       if (h.payload_len > kMaxDescriptorBytes)
         return ProtocolError(std::string(FrameTypeName(h.type)) + " descriptor too long");
       return OkStatus();
+    case FrameType::kClose:
+      if (h.payload_len > kMaxCloseReasonBytes) return ProtocolError("CLOSE reason too long");
+      return OkStatus();
     case FrameType::kDone:
     case FrameType::kAck:
     case FrameType::kNack:
-    case FrameType::kClose:
       if (h.payload_len != 0)
         return ProtocolError(std::string(FrameTypeName(h.type)) + " frame with a payload");
       return OkStatus();

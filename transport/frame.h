@@ -21,7 +21,7 @@ enum class FrameType : uint8_t {
   kBulk = 4,   // a piece of a message after CTS: id, arg = offset; payload = the bytes
   kAck = 5,    // receiver matched and holds message id
   kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size
-  kClose = 7,  // the peer is closing its communicator
+  kClose = 7,  // the peer is closing its communicator; payload = why, if it failed (text)
   kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
 };
 
@@ -29,6 +29,8 @@ constexpr uint32_t kFrameMagic = 0x54555454;  // "TUTT"
 constexpr size_t kFrameHeaderSize = 40;
 // A descriptor (RTS payload) is small: pid + address today, a memory key tomorrow.
 constexpr size_t kMaxDescriptorBytes = 256;
+// A CLOSE frame may say why the peer gave up (its error message), up to this long.
+constexpr size_t kMaxCloseReasonBytes = 2048;
 
 struct FrameHeader {
   uint32_t magic = kFrameMagic;

@@ -30,6 +30,8 @@ TEST(Frame, RejectsHostileHeaders) {
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kBulk, 0, 1025), 1024).code(), Code::kProtocol);
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kRts, 8, 4096), 1 << 20).code(), Code::kProtocol);
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kAck, 0, 1), 1024).code(), Code::kProtocol);
+  EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kClose, 0, 100), 1024).ok());
+  EXPECT_EQ(ValidateFrameHeader(H(FrameType::kClose, 0, 1 << 20), 1 << 30).code(), Code::kProtocol);
   FrameHeader unknown = H(FrameType::kAck, 0, 0);
   unknown.type = static_cast<FrameType>(99);
   EXPECT_EQ(ValidateFrameHeader(unknown, 1024).code(), Code::kProtocol);

@@ -294,19 +294,27 @@ void P2PEngine::FailPeerLocked(int peer, const Status& why, bool whole_communica
   }
 }
 
+void P2PEngine::SayGoodbyeLocked() {
+  close_reason_ = failed_.ok() ? "" : failed_.message().substr(0, kMaxCloseReasonBytes);
+  for (Peer& p : peers_)
+    if (p.conn && p.closed.ok()) SendControlLocked(p, FrameType::kClose, 0, 0, &close_reason_);
+}
+
 void P2PEngine::Abort(const std::string& why) {
   aborted_.store(true);
   std::lock_guard<std::mutex> lock(mu_);
   FailAllLocked(AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted" +
                              (why.empty() ? "" : " (" + why + ")")));
+  // One non-blocking attempt to tell peers, so they fail now instead of at their timeout.
+  SayGoodbyeLocked();
+  ProgressLocked();
   for (Peer& p : peers_)
     if (p.conn) p.conn->Close();
 }
 
 void P2PEngine::Shutdown() {
   std::unique_lock<std::mutex> lock(mu_);
-  for (Peer& p : peers_)
-    if (p.conn && p.closed.ok()) SendControlLocked(p, FrameType::kClose, 0, 0);
+  SayGoodbyeLocked();
   const auto deadline = Clock::now() + std::chrono::seconds(2);
   while (Clock::now() < deadline) {
     ProgressLocked();

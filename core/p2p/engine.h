@@ -116,6 +116,8 @@ class P2PEngine : public FrameSink {
   void FailPeerOpsLocked(Peer& p, const Status& why);
   Status TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s);
   void SleepBriefly(int* backoff_us);
+  // Queues CLOSE to every peer, with the communicator's error (if any) as the reason.
+  void SayGoodbyeLocked();
   void ProgressThreadMain();
 
   EngineOptions opts_;
@@ -128,6 +130,7 @@ class P2PEngine : public FrameSink {
   uint64_t next_seq_ = 1;
   std::chrono::steady_clock::time_point last_check_;
   std::vector<int> wait_fds_;
+  std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
 
   std::thread progress_thread_;
   std::mutex thread_mu_;

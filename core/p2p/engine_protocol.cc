@@ -188,6 +188,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
     }
     case FrameType::kRts:
     case FrameType::kCts:
+    case FrameType::kClose:
       p.cur_descriptor.resize(h.payload_len);
       return static_cast<void*>(p.cur_descriptor.data());
     case FrameType::kBulk: {
@@ -296,6 +297,14 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
     }
     case FrameType::kClose: {
       TUTTI_LOG(Info, P2P, "rank %d: rank %d closed its communicator", opts_.rank, peer);
+      if (!p.cur_descriptor.empty()) {
+        // The peer gave up because of an error: this communicator cannot go on either, and
+        // every rank should hear the original cause (which names the rank that failed first).
+        Status why = RemoteError(R(peer) + " left after an error: " + p.cur_descriptor);
+        p.closed = why;
+        FailAllLocked(why);
+        return OkStatus();
+      }
       p.closed = RemoteError(R(peer) + " closed its communicator (destroyed or exited)");
       // Messages that already arrived stay receivable; everything else with this peer fails.
       auto unexpected = std::move(p.unexpected);

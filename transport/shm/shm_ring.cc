@@ -65,6 +65,7 @@ Result<bool> ShmRing::Peek(FrameHeader* h, uint64_t max_payload) {
   CopyOut(tail, h, kFrameHeaderSize);
   uint64_t limit = max_payload < this->max_payload() ? max_payload : this->max_payload();
   if (h->type == FrameType::kRts || h->type == FrameType::kCts) limit = kMaxDescriptorBytes;
+  if (h->type == FrameType::kClose) limit = kMaxCloseReasonBytes;
   TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(*h, limit));
   if (ShmFrameBytes(h->payload_len) > avail)
     return ProtocolError("shm frame longer than the data published in the ring");
