@@ -49,7 +49,7 @@ _nvcc_compile = rule(
 
 def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     """A cc_library whose objects come from nvcc; incompatible when CUDA is absent."""
-    compat = [] if CUDA_AVAILABLE else ["@platforms//:incompatible"]
+    compat = [] if CUDA_AVAILABLE else ["//tools/bazel:cuda_missing"]
     _nvcc_compile(
         name = name + "_objs",
         srcs = srcs,
@@ -68,4 +68,4 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
 
 def cuda_compat():
     """target_compatible_with for cc targets that need the CUDA runtime."""
-    return [] if CUDA_AVAILABLE else ["@platforms//:incompatible"]
+    return [] if CUDA_AVAILABLE else ["//tools/bazel:cuda_missing"]
