@@ -30,6 +30,13 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(std::shared_ptr<Store
 
 Result<std::unique_ptr<Communicator>> Communicator::InitFromEnv(const CommOptions& opts) {
   TUTTI_ASSIGN_OR_RETURN(LaunchInfo info, LaunchInfoFromEnv());
+  return Init(info, opts);
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info, const CommOptions& opts) {
+  if (info.world_size < 1 || info.rank < 0 || info.rank >= info.world_size)
+    return InvalidArgument("rank " + std::to_string(info.rank) + " of world size " + std::to_string(info.world_size) +
+                           " is not a valid rank");
   TUTTI_ASSIGN_OR_RETURN(double store_timeout, EnvSeconds("TUTTI_STORE_TIMEOUT"));
   std::string secret = opts.secret_set || !opts.secret.empty() ? opts.secret : info.secret;
   std::shared_ptr<TcpStoreServer> server;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
 #include "core/status.h"
 #include "core/store/store.h"
@@ -32,9 +33,11 @@ class Communicator {
   // namespace: wrap a shared store in a PrefixStore to make several).
   static Result<std::unique_ptr<Communicator>> Create(std::shared_ptr<Store> store, int rank, int size,
                                                       const CommOptions& opts = {});
-  // Reads the launch environment (tuttirun, torchrun, mpirun, srun); rank 0 hosts the store at
-  // MASTER_ADDR:MASTER_PORT and every rank connects to it.
+  // Reads the launch environment (tuttirun, torchrun, mpirun, srun) and calls Init.
   static Result<std::unique_ptr<Communicator>> InitFromEnv(const CommOptions& opts = {});
+  // Explicit options in code (rank, world_size, master_addr, master_port, secret): rank 0 hosts
+  // the store at master_addr:master_port and every rank connects to it.
+  static Result<std::unique_ptr<Communicator>> Init(const LaunchInfo& info, const CommOptions& opts = {});
 
   ~Communicator();
   Communicator(const Communicator&) = delete;

@@ -2,6 +2,8 @@
 // posting order, mismatches, timeouts, abort.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -184,6 +186,26 @@ TEST_P(P2P, DestroyedPeerFailsPendingRecv) {
       EXPECT_EQ(c.Send(&x, 4, 1, 0).code(), Code::kInvalidUsage);
     }
   }, Opts());
+}
+
+// An idle communicator does not burn CPU: its progress thread naps.
+TEST(P2PIdle, IdleCommunicatorsUseAlmostNoCpu) {
+  RunThreadRanks(4, [](Communicator& c) {
+    int x = 0;
+    // One exchange first, so the engine has been busy, then everyone sits idle.
+    Status st = c.rank() % 2 == 0 ? c.Send(&x, 4, c.rank() + 1) : c.Recv(&x, 4, c.rank() - 1);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    auto cpu = [] {
+      timespec ts;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return ts.tv_sec + ts.tv_nsec * 1e-9;
+    };
+    double c0 = cpu();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    double used = cpu() - c0;
+    // The whole process (4 ranks, each with its progress thread): far below one core.
+    EXPECT_LT(used, 0.2) << "CPU seconds used by idle communicators in 1 s";
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "tcp"),
