@@ -1,0 +1,99 @@
+// Schedules: what an algorithm does, as data. An algorithm (ring, tree, ...) is a pure function
+// from (collective, world size, rank, count, root, ...) to a Schedule for one rank; an executor
+// (core/) runs it over the communicator's point-to-point engine with the reduction kernels, and
+// a simulator (algorithms/simulator) runs all ranks' schedules in one thread to check them.
+//
+// A Schedule is a set of independent streams (channels / pipelined chunks). Each stream is a
+// sequence of steps; a step posts all its receives and sends, waits for all of them, then runs
+// its local operations in order. Streams progress independently of each other, so a stream per
+// chunk gives pipelining and a stream per channel gives parallel rings.
+//
+// Regions are in ELEMENTS of the collective's data type; the executor multiplies by the element
+// size. Reductions combine their sources left to right, in the order listed, which fixes the
+// reduction order (and so the bits) for a given (algorithm, world size, count, options).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tutti::algo {
+
+enum class Collective : uint8_t {
+  kBroadcast = 0,
+  kReduce,
+  kScatter,
+  kGather,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBarrier,
+};
+const char* CollectiveName(Collective c);
+
+// Buffers a schedule refers to. Sizes (in elements), with n ranks and count as in CollArgs:
+//   broadcast:      input = output = count (the root's input is the data; others' input unused)
+//   reduce:         input count; output count (root only meaningful)
+//   scatter:        input n*count (root); output count
+//   gather:         input count; output n*count (root)
+//   all_reduce:     input count; output count
+//   all_gather:     input count; output n*count
+//   reduce_scatter: input n*count; output count
+//   all_to_all:     input n*count; output n*count (block j of the input goes to rank j)
+//   barrier:        none (count 0; messages of 0 elements)
+// In-place calls are handled by the executor: a schedule may assume input and output are
+// distinct, and must never write `input`.
+enum class Buf : uint8_t { kInput = 0, kOutput, kScratch };
+
+struct Region {
+  Buf buf = Buf::kOutput;
+  uint64_t offset = 0;  // elements
+  uint64_t count = 0;   // elements
+};
+
+struct Transfer {
+  int peer = 0;
+  Region region;  // what is sent / where it is received
+};
+
+// kCopy: dst = srcs[0].  kReduce: dst = srcs[0] op srcs[1] op ... (left to right, in one pass
+// of the kernel). All regions have the same count; dst may be one of the srcs (exactly the same
+// region), but must not otherwise overlap them.
+struct LocalOp {
+  enum class Kind : uint8_t { kCopy, kReduce };
+  Kind kind = Kind::kCopy;
+  Region dst;
+  std::vector<Region> srcs;
+};
+
+struct Step {
+  std::vector<Transfer> recvs;
+  std::vector<Transfer> sends;
+  std::vector<LocalOp> locals;  // after all of this step's transfers completed
+};
+
+struct Stream {
+  std::vector<Step> steps;
+};
+
+struct Schedule {
+  std::vector<Stream> streams;
+  uint64_t scratch_count = 0;  // elements of scratch the executor must provide
+};
+
+struct CollArgs {
+  Collective coll = Collective::kAllReduce;
+  int nranks = 1;
+  int rank = 0;
+  int root = 0;          // broadcast, reduce, scatter, gather
+  uint64_t count = 0;    // per-rank count as in the table above
+  int nchannels = 1;     // parallel streams the algorithm may use (>= 1)
+  uint64_t chunk = 0;    // pipelining piece in elements (0: algorithm's choice)
+};
+
+std::string DescribeArgs(const CollArgs& a);
+
+}  // namespace tutti::algo
