@@ -81,12 +81,14 @@ Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double tim
 
 Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
+  if (tag < 0) return InvalidArgument(R(rank_) + ": send with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
   TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(buf, bytes, peer, tag));
   return Work(engine_, op);
 }
 
 Result<Work> Communicator::IRecv(void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": recv on a destroyed communicator");
+  if (tag < 0) return InvalidArgument(R(rank_) + ": recv with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
   TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(buf, bytes, peer, tag));
   return Work(engine_, op);
 }

@@ -1,4 +1,4 @@
-// Work: the handle of an asynchronous operation (isend/irecv now; collectives later).
+// Work: the handle of an asynchronous operation (isend/irecv, or a collective).
 #pragma once
 
 #include <memory>
@@ -8,28 +8,56 @@
 
 namespace tutti {
 
+// What a Work waits on; implemented for point-to-point operations and collectives.
+class WorkImpl {
+ public:
+  virtual ~WorkImpl() = default;
+  virtual Status Wait(double timeout_s) = 0;
+  virtual bool Test() = 0;
+  virtual bool IsCompleted() const = 0;
+  virtual Status status() const = 0;
+};
+
 class Work {
  public:
   Work() = default;
-  Work(std::shared_ptr<P2PEngine> engine, std::shared_ptr<Op> op)
-      : engine_(std::move(engine)), op_(std::move(op)) {}
+  explicit Work(std::shared_ptr<WorkImpl> impl) : impl_(std::move(impl)) {}
+  // A point-to-point operation of `engine`.
+  Work(std::shared_ptr<P2PEngine> engine, std::shared_ptr<Op> op);
 
   // Blocks until the operation finishes or timeout_s passes (< 0: the communicator's timeout).
   Status Wait(double timeout_s = -1) {
-    if (!op_) return InvalidUsage("Wait on an empty Work");
-    return engine_->Wait(op_, timeout_s);
+    if (!impl_) return InvalidUsage("Wait on an empty Work");
+    return impl_->Wait(timeout_s);
   }
   // Makes progress without blocking; true once finished (then status() tells how).
-  bool Test() { return op_ && engine_->Test(op_); }
-  bool IsCompleted() const { return op_ && op_->done.load(std::memory_order_acquire); }
+  bool Test() { return impl_ && impl_->Test(); }
+  bool IsCompleted() const { return impl_ && impl_->IsCompleted(); }
   Status status() const {
     if (!IsCompleted()) return InvalidUsage("operation not complete");
-    return op_->status;
+    return impl_->status();
   }
+
+ private:
+  std::shared_ptr<WorkImpl> impl_;
+};
+
+namespace internal {
+class P2PWork : public WorkImpl {
+ public:
+  P2PWork(std::shared_ptr<P2PEngine> engine, std::shared_ptr<Op> op) : engine_(std::move(engine)), op_(std::move(op)) {}
+  Status Wait(double timeout_s) override { return engine_->Wait(op_, timeout_s); }
+  bool Test() override { return engine_->Test(op_); }
+  bool IsCompleted() const override { return op_->done.load(std::memory_order_acquire); }
+  Status status() const override { return op_->status; }
 
  private:
   std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<Op> op_;
 };
+}  // namespace internal
+
+inline Work::Work(std::shared_ptr<P2PEngine> engine, std::shared_ptr<Op> op)
+    : impl_(std::make_shared<internal::P2PWork>(std::move(engine), std::move(op))) {}
 
 }  // namespace tutti

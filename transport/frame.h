@@ -37,7 +37,8 @@ struct FrameHeader {
   FrameType type = FrameType::kData;
   uint8_t reserved[3] = {0, 0, 0};
   int32_t tag = 0;
-  uint32_t reserved2 = 0;
+  uint32_t sig = 0;          // DATA/RTS: the collective call's signature (0: point-to-point);
+                             // NACK: the receiver's signature
   uint64_t id = 0;           // message id, chosen by the sender of the message
   uint64_t arg = 0;          // size / offset / receiver's size, by type
   uint64_t payload_len = 0;  // bytes that follow the header

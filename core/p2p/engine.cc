@@ -67,7 +67,6 @@ Status P2PEngine::CheckPostable(int peer, const char* what, size_t bytes, int ta
                            std::to_string(peer) + ", outside 0.." + std::to_string(opts_.size - 1));
   if (peer == opts_.rank)
     return InvalidArgument("rank " + std::to_string(opts_.rank) + ": " + op + " to itself");
-  if (tag < 0) return InvalidArgument("rank " + std::to_string(opts_.rank) + ": negative tag");
   if (aborted_.load()) return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted");
   if (!failed_.ok()) return failed_;
   const Peer& p = peers_[peer];
@@ -75,15 +74,15 @@ Status P2PEngine::CheckPostable(int peer, const char* what, size_t bytes, int ta
   return OkStatus();
 }
 
-Result<std::shared_ptr<Op>> P2PEngine::PostSend(const void* buf, size_t bytes, int peer, int tag) {
-  return Post(Op::Kind::kSend, const_cast<void*>(buf), bytes, peer, tag);
+Result<std::shared_ptr<Op>> P2PEngine::PostSend(const void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
+  return Post(Op::Kind::kSend, const_cast<void*>(buf), bytes, peer, tag, sig);
 }
 
-Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int peer, int tag) {
-  return Post(Op::Kind::kRecv, buf, bytes, peer, tag);
+Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
+  return Post(Op::Kind::kRecv, buf, bytes, peer, tag, sig);
 }
 
-Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag) {
+Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
   if (bytes > 0 && buf == nullptr)
     return InvalidArgument("rank " + std::to_string(opts_.rank) + ": null buffer for " + std::to_string(bytes) + " bytes");
   auto op = std::make_shared<Op>();
@@ -92,6 +91,7 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
   op->tag = tag;
   op->buf = static_cast<char*>(buf);
   op->size = bytes;
+  op->sig = sig;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TUTTI_RETURN_IF_ERROR(CheckPostable(peer, kind == Op::Kind::kSend ? "send" : "recv", bytes, tag));
@@ -300,6 +300,21 @@ void P2PEngine::SayGoodbyeLocked() {
     if (p.conn && p.closed.ok()) SendControlLocked(p, FrameType::kClose, 0, 0, &close_reason_);
 }
 
+void P2PEngine::Fail(const Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailAllLocked(why);
+}
+
+bool P2PEngine::Poll() {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  bool moved = ProgressLocked();
+  CheckPeersLocked();
+  return moved;
+}
+
+void P2PEngine::SetBackgroundWork(std::function<bool()> fn) { background_work_ = std::move(fn); }
+
 void P2PEngine::Abort(const std::string& why) {
   aborted_.store(true);
   std::lock_guard<std::mutex> lock(mu_);
@@ -347,7 +362,8 @@ void P2PEngine::ProgressThreadMain() {
       thread_cv_.wait_for(l, std::chrono::microseconds(nap_us), [&] { return stop_thread_; });
       if (stop_thread_) return;
     }
-    if (pending_.load() == 0 || waiters_.load() > 0) {
+    bool background = waiters_.load() == 0 && background_work_ && background_work_();
+    if (!background && (pending_.load() == 0 || waiters_.load() > 0)) {
       nap_us = std::min(nap_us * 2, 20000);
       continue;
     }
@@ -359,7 +375,7 @@ void P2PEngine::ProgressThreadMain() {
         CheckPeersLocked();
       }
     }
-    nap_us = moved ? 20 : std::min(nap_us * 2, kMaxSleepUs);
+    nap_us = moved || background ? 20 : std::min(nap_us * 2, kMaxSleepUs);
   }
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -50,8 +51,10 @@ class P2PEngine : public FrameSink {
   const EngineOptions& options() const { return opts_; }
   void StartProgressThread();
 
-  Result<std::shared_ptr<Op>> PostSend(const void* buf, size_t bytes, int peer, int tag);
-  Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag);
+  // Tags >= 0 are the user's; negative tags are reserved for collectives, whose messages also
+  // carry a signature `sig` of the call that must match on both sides.
+  Result<std::shared_ptr<Op>> PostSend(const void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0);
+  Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0);
   // Waits for op (timeout_s < 0: the communicator's timeout). On timeout an unmatched receive
   // is withdrawn; anything else leaves the communicator failed.
   Status Wait(const std::shared_ptr<Op>& op, double timeout_s);
@@ -64,6 +67,12 @@ class P2PEngine : public FrameSink {
   void Shutdown();
   // The error the communicator failed with, or OK.
   Status failure() const;
+  // Fails the communicator (every pending and later operation) with `why`.
+  void Fail(const Status& why);
+  // One non-blocking progress pass if nobody else is making progress now; true if anything moved.
+  bool Poll();
+  // Work the progress thread also drives (collectives in flight); returns true while active.
+  void SetBackgroundWork(std::function<bool()> fn);
 
   // FrameSink.
   Result<void*> OnHeader(int peer, const FrameHeader& h) override;
@@ -76,6 +85,7 @@ class P2PEngine : public FrameSink {
     uint64_t id;
     int tag;
     uint64_t size;
+    uint32_t sig = 0;
     std::vector<char> data;  // DATA payload
     std::string descriptor;  // RTS payload
     bool complete = false;
@@ -98,7 +108,9 @@ class P2PEngine : public FrameSink {
     Status closed;  // set when the peer said CLOSE
   };
 
-  Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag);
+  Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig);
+  // Fails a matched receive whose message disagrees in signature or size, and tells the sender.
+  bool CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t id, uint64_t size, uint32_t sig);
   Status CheckPostable(int peer, const char* what, size_t bytes, int tag) const;
   void StartSendLocked(Peer& p, const std::shared_ptr<Op>& op);
   void MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in);
@@ -132,6 +144,7 @@ class P2PEngine : public FrameSink {
   std::vector<int> wait_fds_;
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
 
+  std::function<bool()> background_work_;  // set before StartProgressThread
   std::thread progress_thread_;
   std::mutex thread_mu_;
   std::condition_variable thread_cv_;

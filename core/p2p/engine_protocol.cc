@@ -26,6 +26,7 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   op->msg_id = p.next_id++;
   FrameHeader h;
   h.tag = op->tag;
+  h.sig = op->sig;
   h.id = op->msg_id;
   h.arg = op->size;
   size_t eager_max = std::min(opts_.eager_limit, p.conn->max_payload());
@@ -47,15 +48,30 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   if (!st.ok()) FailPeerLocked(op->peer, st, true);
 }
 
-void P2PEngine::MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in) {
+bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t id, uint64_t size, uint32_t sig) {
   op->matched = true;
-  op->msg_id = in->id;
-  if (in->size != op->size) {
-    Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " matched a send of " +
-                               std::to_string(in->size) + " bytes: sizes differ"));
-    if (p.closed.ok()) SendControlLocked(p, FrameType::kNack, in->id, op->size);
-    return;
+  op->msg_id = id;
+  if (sig == op->sig && size == op->size) return true;
+  std::string what = sig != op->sig
+                         ? " matched a message of a different collective call on rank " + std::to_string(op->peer) +
+                               " (signature " + std::to_string(sig) + ", expected " + std::to_string(op->sig) +
+                               "): ranks called different collectives, counts, types, ops or roots in the same position"
+                         : " matched a send of " + std::to_string(size) + " bytes: sizes differ";
+  Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + what));
+  if (p.closed.ok()) {
+    FrameHeader h;
+    h.type = FrameType::kNack;
+    h.id = id;
+    h.arg = op->size;
+    h.sig = op->sig;
+    Status st = p.conn->Enqueue(h, nullptr, 0);
+    if (!st.ok()) TUTTI_LOG(Warn, P2P, "rank %d: could not send NACK: %s", opts_.rank, st.ToString().c_str());
   }
+  return false;
+}
+
+void P2PEngine::MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in) {
+  if (!CheckMatchLocked(p, op, in->id, in->size, in->sig)) return;
   if (in->type == FrameType::kRts) {
     HandleRtsLocked(p, op, in->size, in->descriptor);
     return;
@@ -160,19 +176,11 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
   switch (h.type) {
     case FrameType::kData: {
-      if (h.tag < 0) return ProtocolError("DATA frame with a negative tag");
       auto& posted = p.posted[h.tag];
       if (!posted.empty()) {
         std::shared_ptr<Op> op = posted.front();
         posted.pop_front();
-        op->matched = true;
-        op->msg_id = h.id;
-        if (op->size != h.arg) {
-          Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " matched a send of " +
-                                     std::to_string(h.arg) + " bytes: sizes differ"));
-          SendControlLocked(p, FrameType::kNack, h.id, op->size);
-          return static_cast<void*>(nullptr);
-        }
+        if (!CheckMatchLocked(p, op, h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
         p.cur_op = op;
         return static_cast<void*>(op->buf);
       }
@@ -180,6 +188,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
       in->type = FrameType::kData;
       in->id = h.id;
       in->tag = h.tag;
+      in->sig = h.sig;
       in->size = h.arg;
       in->data.resize(h.payload_len);  // bounded: the transport validated payload_len
       p.unexpected[h.tag].push_back(in);
@@ -226,7 +235,6 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
       }
       return OkStatus();
     case FrameType::kRts: {
-      if (h.tag < 0) return ProtocolError("RTS frame with a negative tag");
       auto& posted = p.posted[h.tag];
       if (!posted.empty()) {
         std::shared_ptr<Op> op = posted.front();
@@ -234,6 +242,7 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
         auto in = std::make_shared<Incoming>();
         in->type = FrameType::kRts;
         in->id = h.id;
+        in->sig = h.sig;
         in->size = h.arg;
         in->descriptor = p.cur_descriptor;
         in->complete = true;
@@ -244,6 +253,7 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
       in->type = FrameType::kRts;
       in->id = h.id;
       in->tag = h.tag;
+      in->sig = h.sig;
       in->size = h.arg;
       in->descriptor = p.cur_descriptor;
       in->complete = true;
@@ -281,9 +291,14 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
       if (h.type == FrameType::kAck) {
         Complete(op, OkStatus());
       } else if (h.type == FrameType::kNack) {
-        Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + " was matched by a recv of " +
-                                   std::to_string(h.arg) + " bytes on rank " + std::to_string(peer) +
-                                   ": sizes differ"));
+        Complete(op, MismatchError(
+                         R(opts_.rank) + ": " + op->Describe() +
+                         (h.sig != op->sig ? " was matched by a receive of a different collective call on rank " +
+                                                 std::to_string(peer) +
+                                                 ": ranks called different collectives, counts, types, ops or "
+                                                 "roots in the same position"
+                                           : " was matched by a recv of " + std::to_string(h.arg) + " bytes on rank " +
+                                                 std::to_string(peer) + ": sizes differ")));
       } else if (op->eager) {
         return ProtocolError("CTS for an eager message from " + R(peer));
       } else if (op->size == 0) {

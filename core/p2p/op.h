@@ -16,6 +16,7 @@ struct Op {
   int peer = 0;
   int tag = 0;
   uint64_t seq = 0;       // the communicator's operation number, for messages
+  uint32_t sig = 0;       // collective signature that the matching message must carry
   char* buf = nullptr;    // the user's buffer (const for sends)
   size_t size = 0;
   uint64_t msg_id = 0;    // the sender's message id (sends: ours; recvs: once matched)
@@ -27,11 +28,12 @@ struct Op {
   std::atomic<bool> done{false};
   Status status;          // set before `done` becomes true
 
-  // "send of 8 bytes to rank 1 (tag 0, op #3)"
+  // "send of 8 bytes to rank 1 (tag 0, op #3)"; internal (collective) messages have tag < 0.
   std::string Describe() const {
     return std::string(kind == Kind::kSend ? "send of " : "recv of ") + std::to_string(size) +
            " bytes " + (kind == Kind::kSend ? "to" : "from") + " rank " + std::to_string(peer) +
-           " (tag " + std::to_string(tag) + ", op #" + std::to_string(seq) + ")";
+           (tag >= 0 ? " (tag " + std::to_string(tag) + ", op #" + std::to_string(seq) + ")"
+                     : " (collective message, op #" + std::to_string(seq) + ")");
   }
 };
 

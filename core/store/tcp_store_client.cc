@@ -8,6 +8,7 @@
 
 #include "core/env.h"
 #include "core/logging.h"
+#include "transport/tcp/socket_util.h"
 
 namespace tutti {
 
@@ -21,6 +22,12 @@ namespace {
 // A Get/Wait gives the server this long past the timeout to send its own kTimeout reply.
 constexpr double kWaitGraceS = 0.25;
 constexpr double kDefaultOpTimeoutS = 300;
+
+// timeout_s from now: infinite (or NaN) never expires, negative has expired (where DeadlineIn
+// would make it "never").
+Clock::time_point DeadlineAfter(double timeout_s) {
+  return DeadlineIn(timeout_s < 0 ? 0 : timeout_s);
+}
 }  // namespace
 
 Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::string& host,
@@ -40,16 +47,16 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
   } else {
     TUTTI_LOG(Warn, Store, "%s; using %gs", env_timeout.status().message().c_str(), op_timeout);
   }
-  std::string where = sock::HostPort(host, port);
-  sock::Deadline d = sock::Deadline::After(timeout_s);
+  std::string where = JoinHostPort(host, port);
+  Clock::time_point d = DeadlineAfter(timeout_s);
   auto backoff = std::chrono::milliseconds(10);
   Status last;
   int attempts = 0;
   while (true) {
     ++attempts;
-    Result<int> fd = sock::ConnectOnce(host, port, d);
+    Result<int> fd = ConnectTcpOnce(host, port, d);
     if (fd.ok()) {
-      sock::SetNoDelay(*fd).IgnoreError();
+      SetNoDelay(*fd).IgnoreError();
       std::unique_ptr<TcpStoreClient> client(new TcpStoreClient(where, *fd, op_timeout));
       Status st = client->Handshake(secret, d);
       if (st.ok()) {
@@ -65,12 +72,11 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
     }
     TUTTI_LOG(Trace, Store, "connecting to the store at %s: %s", where.c_str(),
               last.ToString().c_str());
-    if (d.expired())
+    if (Clock::now() >= d)
       return TimeoutError("could not connect to the store at " + where + " within " +
                           DescribeSeconds(timeout_s) + " (" + std::to_string(attempts) +
                           " attempts; last: " + last.message() + ")");
-    auto left = d.never() ? backoff : d.at() - sock::Deadline::Clock::now();
-    std::this_thread::sleep_for(std::min<sock::Deadline::Clock::duration>(backoff, left));
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, d - Clock::now()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
 }
@@ -87,11 +93,11 @@ void TcpStoreClient::set_op_timeout(double seconds) {
   op_timeout_s_ = seconds;
 }
 
-sock::Deadline TcpStoreClient::WaitDeadline(double timeout_s) {
-  return sock::Deadline::After(timeout_s + kWaitGraceS);
+TcpStoreClient::Deadline TcpStoreClient::WaitDeadline(double timeout_s) {
+  return DeadlineAfter(timeout_s + kWaitGraceS);
 }
 
-Status TcpStoreClient::Handshake(const std::string& secret, const sock::Deadline& d) {
+Status TcpStoreClient::Handshake(const std::string& secret, Deadline d) {
   Request r;
   r.type = Type::kHello;
   r.version = store_wire::kVersion;
@@ -121,12 +127,12 @@ Status TcpStoreClient::Break(const Status& why) {
   return why;
 }
 
-Result<Reply> TcpStoreClient::Call(Request req, Type expect, const sock::Deadline& d,
+Result<Reply> TcpStoreClient::Call(Request req, Type expect, Deadline d,
                                    const std::string& timeout_msg) {
   if (fd_ < 0) return broken_;
   req.id = next_id_++;
   std::string frame = store_wire::EncodeRequest(req);
-  Status st = sock::WriteFully(fd_, frame.data(), frame.size(), d);
+  Status st = WriteFull(fd_, frame.data(), frame.size(), d);
   if (!st.ok()) {
     if (st.code() == Code::kRemoteError)
       return Break(RemoteError("store at " + where_ + " closed the connection"));
@@ -145,21 +151,21 @@ Result<Reply> TcpStoreClient::Call(Request req, Type expect, const sock::Deadlin
   return reply;
 }
 
-Result<Reply> TcpStoreClient::ReadReply(uint64_t id, const sock::Deadline& d,
+Result<Reply> TcpStoreClient::ReadReply(uint64_t id, Deadline d,
                                         const std::string& timeout_msg) {
   while (true) {
     // Until a reply starts, a timeout leaves the stream in sync (a late reply is skipped by id).
-    Result<bool> readable = sock::WaitReadable(fd_, d);
+    Result<bool> readable = WaitReadable(fd_, d);
     if (!readable.ok()) return Break(readable.status());
     if (!*readable) return TimeoutError(timeout_msg);
     char hdr[store_wire::kHeaderBytes];
-    Status st = sock::ReadFully(fd_, hdr, sizeof(hdr), d);
+    Status st = ReadFull(fd_, hdr, sizeof(hdr), d);
     Result<store_wire::Header> h = st.ok() ? store_wire::DecodeHeader(hdr, /*expect_request=*/false)
                                            : Result<store_wire::Header>(st);
     std::string body;
     if (h.ok()) {
       body.resize(h->body_len);  // DecodeHeader bounded it by the type's limit
-      st = sock::ReadFully(fd_, body.data(), body.size(), d);
+      st = ReadFull(fd_, body.data(), body.size(), d);
     }
     if (!st.ok()) {
       if (st.code() == Code::kRemoteError)
@@ -193,7 +199,7 @@ Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
   r.key = key;
   r.value = value;
   std::lock_guard<std::mutex> lock(mu_);
-  return Call(std::move(r), Type::kOk, sock::Deadline::After(op_timeout_s_),
+  return Call(std::move(r), Type::kOk, DeadlineAfter(op_timeout_s_),
               "Set of store key " + DescribeKeys({key}) + " timed out (store at " + where_ + ")")
       .status();
 }
@@ -222,7 +228,7 @@ Result<int64_t> TcpStoreClient::Add(const std::string& key, int64_t delta) {
   r.delta = delta;
   std::lock_guard<std::mutex> lock(mu_);
   TUTTI_ASSIGN_OR_RETURN(
-      Reply reply, Call(std::move(r), Type::kInt, sock::Deadline::After(op_timeout_s_),
+      Reply reply, Call(std::move(r), Type::kInt, DeadlineAfter(op_timeout_s_),
                         "Add to store key " + DescribeKeys({key}) + " timed out (store at " +
                             where_ + ")"));
   return reply.number;
@@ -249,7 +255,7 @@ Result<bool> TcpStoreClient::Check(const std::vector<std::string>& keys) {
   r.keys = keys;
   std::lock_guard<std::mutex> lock(mu_);
   TUTTI_ASSIGN_OR_RETURN(
-      Reply reply, Call(std::move(r), Type::kBool, sock::Deadline::After(op_timeout_s_),
+      Reply reply, Call(std::move(r), Type::kBool, DeadlineAfter(op_timeout_s_),
                         "Check of store keys timed out (store at " + where_ + ")"));
   return reply.flag;
 }
@@ -260,7 +266,7 @@ Status TcpStoreClient::Delete(const std::string& key) {
   r.type = Type::kDelete;
   r.key = key;
   std::lock_guard<std::mutex> lock(mu_);
-  return Call(std::move(r), Type::kOk, sock::Deadline::After(op_timeout_s_),
+  return Call(std::move(r), Type::kOk, DeadlineAfter(op_timeout_s_),
               "Delete of store key " + DescribeKeys({key}) + " timed out (store at " + where_ +
                   ")")
       .status();

@@ -5,6 +5,7 @@
 // away, every operation fails with kRemoteError ("store at host:port closed the connection").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include "core/status.h"
-#include "core/store/socket_util.h"
 #include "core/store/store.h"
 #include "core/store/store_wire.h"
 
@@ -43,19 +43,21 @@ class TcpStoreClient : public Store {
   const std::string& address() const { return where_; }
 
  private:
+  using Deadline = std::chrono::steady_clock::time_point;
+
   TcpStoreClient(std::string where, int fd, double op_timeout_s);
 
-  Status Handshake(const std::string& secret, const sock::Deadline& d);
+  Status Handshake(const std::string& secret, Deadline d);
   // Sends req and returns its reply of type expect (an Error reply becomes its Status). If no
   // reply has started by d: kTimeout with timeout_msg, and the connection stays usable.
   Result<store_wire::Reply> Call(store_wire::Request req, store_wire::Type expect,
-                                 const sock::Deadline& d, const std::string& timeout_msg);
-  Result<store_wire::Reply> ReadReply(uint64_t id, const sock::Deadline& d,
+                                 Deadline d, const std::string& timeout_msg);
+  Result<store_wire::Reply> ReadReply(uint64_t id, Deadline d,
                                       const std::string& timeout_msg);
   // Closes the connection for good: every later call fails with kRemoteError.
   Status Break(const Status& why);
   // The deadline of a Get/Wait: the server answers kTimeout at timeout_s; this is the backstop.
-  static sock::Deadline WaitDeadline(double timeout_s);
+  static Deadline WaitDeadline(double timeout_s);
 
   const std::string where_;
   std::mutex mu_;

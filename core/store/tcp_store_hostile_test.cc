@@ -10,9 +10,9 @@
 #include <string>
 #include <thread>
 
-#include "core/store/socket_util.h"
 #include "core/store/store_wire.h"
 #include "core/store/tcp_store.h"
+#include "transport/tcp/socket_util.h"
 
 namespace tutti {
 namespace {
@@ -20,20 +20,19 @@ namespace {
 using store_wire::Reply;
 using store_wire::Request;
 using store_wire::Type;
-using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 int RawConnect(int port) {
-  Result<int> fd = sock::ConnectOnce("127.0.0.1", port, sock::Deadline::After(2));
+  Result<int> fd = ConnectTcpOnce("127.0.0.1", port, DeadlineIn(2));
   EXPECT_TRUE(fd.ok()) << fd.status().ToString();
   return fd.ok() ? *fd : -1;
 }
 
 void SendBytes(int fd, const std::string& bytes) {
-  Status st = sock::WriteFully(fd, bytes.data(), bytes.size(), sock::Deadline::After(2));
+  Status st = WriteFull(fd, bytes.data(), bytes.size(), DeadlineIn(2));
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
@@ -57,12 +56,12 @@ std::string Hello(const std::string& secret, uint32_t version = store_wire::kVer
 
 // Reads one reply frame (header validated); nullopt-like error if none within the deadline.
 Result<Reply> ReadReplyFrame(int fd) {
-  sock::Deadline d = sock::Deadline::After(2);
+  Clock::time_point d = DeadlineIn(2);
   char hdr[store_wire::kHeaderBytes];
-  TUTTI_RETURN_IF_ERROR(sock::ReadFully(fd, hdr, sizeof(hdr), d));
+  TUTTI_RETURN_IF_ERROR(ReadFull(fd, hdr, sizeof(hdr), d));
   TUTTI_ASSIGN_OR_RETURN(store_wire::Header h, store_wire::DecodeHeader(hdr, false));
   std::string body(h.body_len, '\0');
-  TUTTI_RETURN_IF_ERROR(sock::ReadFully(fd, body.data(), body.size(), d));
+  TUTTI_RETURN_IF_ERROR(ReadFull(fd, body.data(), body.size(), d));
   return store_wire::DecodeReply(h, body);
 }
 
@@ -80,7 +79,7 @@ bool ClosedByPeer(int fd) {
   auto t0 = Clock::now();
   char buf[4096];
   while (SecondsSince(t0) < 2) {
-    Result<bool> readable = sock::WaitReadable(fd, sock::Deadline::After(0.1));
+    Result<bool> readable = WaitReadable(fd, DeadlineIn(0.1));
     if (!readable.ok()) return false;
     if (!*readable) continue;
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
@@ -232,12 +231,11 @@ TEST_F(HostileClientTest, DisconnectMidWaitIsCleanedUp) {
 class FakeServer {
  public:
   explicit FakeServer(std::function<void(int fd)> script) {
-    Result<int> l = sock::Listen("127.0.0.1", 0, 4);
+    Result<int> l = ListenTcp("127.0.0.1", 0, &port_, 4);
     EXPECT_TRUE(l.ok());
     listen_fd_ = *l;
-    port_ = *sock::LocalPort(listen_fd_);
     thread_ = std::thread([this, script] {
-      if (!*sock::WaitReadable(listen_fd_, sock::Deadline::After(5))) return;
+      if (!*WaitReadable(listen_fd_, DeadlineIn(5))) return;
       int fd = ::accept(listen_fd_, nullptr, nullptr);
       Request hello;
       if (ReadRequest(fd, &hello)) {
@@ -258,13 +256,13 @@ class FakeServer {
   int port() const { return port_; }
 
   static bool ReadRequest(int fd, Request* out) {
-    sock::Deadline d = sock::Deadline::After(5);
+    Clock::time_point d = DeadlineIn(5);
     char hdr[store_wire::kHeaderBytes];
-    if (!sock::ReadFully(fd, hdr, sizeof(hdr), d).ok()) return false;
+    if (!ReadFull(fd, hdr, sizeof(hdr), d).ok()) return false;
     Result<store_wire::Header> h = store_wire::DecodeHeader(hdr, true);
     if (!h.ok()) return false;
     std::string body(h->body_len, '\0');
-    if (!sock::ReadFully(fd, body.data(), body.size(), d).ok()) return false;
+    if (!ReadFull(fd, body.data(), body.size(), d).ok()) return false;
     Result<Request> r = store_wire::DecodeRequest(*h, body);
     if (!r.ok()) return false;
     *out = *r;
@@ -331,11 +329,11 @@ TEST(HostileServer, LateReplyToATimedOutGetIsSkipped) {
 }
 
 TEST(HostileServer, SilentPeerTimesOutTheHandshake) {
-  Result<int> l = sock::Listen("127.0.0.1", 0, 4);  // accepts (in the kernel) but never answers
+  int port = 0;
+  Result<int> l = ListenTcp("127.0.0.1", 0, &port, 4);  // accepts (in the kernel), never answers
   ASSERT_TRUE(l.ok());
   auto t0 = Clock::now();
-  Result<std::unique_ptr<TcpStoreClient>> c =
-      TcpStoreClient::Connect("127.0.0.1", *sock::LocalPort(*l), "", 0.3);
+  Result<std::unique_ptr<TcpStoreClient>> c = TcpStoreClient::Connect("127.0.0.1", port, "", 0.3);
   EXPECT_EQ(c.status().code(), Code::kTimeout) << c.status().ToString();
   EXPECT_LT(SecondsSince(t0), 1.5);
   ::close(*l);

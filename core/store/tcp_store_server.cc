@@ -13,15 +13,14 @@
 #include <vector>
 
 #include "core/logging.h"
-#include "core/store/socket_util.h"
 #include "core/store/store_server_state.h"
 #include "core/store/store_wire.h"
+#include "transport/tcp/socket_util.h"
 
 namespace tutti {
 
 using store_wire::Request;
 using store_wire::Type;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -154,7 +153,7 @@ void TcpStoreServer::Impl::Accept() {
       accept_resume_ = Clock::now() + kAcceptPause;
       return;
     }
-    sock::SetNoDelay(fd).IgnoreError();
+    SetNoDelay(fd).IgnoreError();
     uint64_t id = next_conn_id_++;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -166,7 +165,7 @@ void TcpStoreServer::Impl::Accept() {
     }
     Conn& c = conns_[id];
     c.fd = fd;
-    c.peer = sock::PeerName(fd);
+    c.peer = PeerName(fd);
     c.events = EPOLLIN;
     TUTTI_LOG(Trace, Store, "store %s: connection from %s", where_.c_str(), c.peer.c_str());
   }
@@ -343,11 +342,19 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   if (secret.size() > store_wire::kMaxSecretBytes)
     return InvalidArgument("store secret longer than " +
                            std::to_string(store_wire::kMaxSecretBytes) + " bytes");
-  TUTTI_ASSIGN_OR_RETURN(int listen_fd, sock::Listen(host, port, SOMAXCONN));
-  Result<int> bound = sock::LocalPort(listen_fd);
+  const std::string listen_host = host.empty() ? "0.0.0.0" : host;
+  int bound = 0;
+  Result<int> listened = ListenTcp(listen_host, port, &bound, SOMAXCONN);
+  if (!listened.ok()) {
+    // A host that does not resolve or has no address to listen on is the caller's mistake.
+    if (listened.status().code() == Code::kUnavailable)
+      return InvalidArgument(listened.status().message());
+    return listened.status();
+  }
+  int listen_fd = *listened;
   int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
   int wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  Status st = bound.status();
+  Status st = SetNonBlocking(listen_fd, true);  // accepted until EAGAIN
   if (st.ok() && epoll_fd < 0) st = SystemError("epoll_create1");
   if (st.ok() && wake_fd < 0) st = SystemError("eventfd");
   epoll_event ev{};
@@ -360,11 +367,11 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
     ::close(listen_fd);
     if (epoll_fd >= 0) ::close(epoll_fd);
     if (wake_fd >= 0) ::close(wake_fd);
-    return st.WithContext("starting the store server on " + sock::HostPort(host, port));
+    return st.WithContext("starting the store server on " + JoinHostPort(host, port));
   }
   std::unique_ptr<TcpStoreServer> server(new TcpStoreServer());
-  server->port_ = *bound;
-  std::string where = sock::HostPort(host.empty() ? "0.0.0.0" : host, *bound);
+  server->port_ = bound;
+  std::string where = JoinHostPort(listen_host, bound);
   server->impl_ = std::make_unique<Impl>(listen_fd, epoll_fd, wake_fd, secret, where);
   Impl* impl = server->impl_.get();
   server->thread_ = std::thread([impl] { impl->Run(); });

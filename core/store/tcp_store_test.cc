@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/store/prefix_store.h"
-#include "core/store/socket_util.h"
 #include "core/store/store_conformance.h"
+#include "transport/tcp/socket_util.h"
 
 namespace tutti {
 namespace {
@@ -118,9 +118,9 @@ TEST(TcpStore, WrongSecretIsRefused) {
 
 TEST(TcpStore, ConnectWithNoServerTimesOutQuickly) {
   // Find a port nobody listens on: bind one, then close it.
-  Result<int> fd = sock::Listen("127.0.0.1", 0, 1);
+  int port = 0;
+  Result<int> fd = ListenTcp("127.0.0.1", 0, &port, 1);
   ASSERT_TRUE(fd.ok());
-  int port = *sock::LocalPort(*fd);
   ::close(*fd);
   auto t0 = Clock::now();
   Result<std::unique_ptr<TcpStoreClient>> c = TcpStoreClient::Connect("127.0.0.1", port, "", 0.3);
@@ -134,9 +134,9 @@ TEST(TcpStore, ConnectWithNoServerTimesOutQuickly) {
 }
 
 TEST(TcpStore, ConnectRetriesUntilTheServerStarts) {
-  Result<int> fd = sock::Listen("127.0.0.1", 0, 1);
+  int port = 0;
+  Result<int> fd = ListenTcp("127.0.0.1", 0, &port, 1);
   ASSERT_TRUE(fd.ok());
-  int port = *sock::LocalPort(*fd);
   ::close(*fd);
   std::unique_ptr<TcpStoreServer> server;
   std::thread starter([&] {

@@ -11,12 +11,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 namespace tutti {
 
 Clock::time_point DeadlineIn(double timeout_s) {
-  if (timeout_s < 0 || timeout_s > 1e8) timeout_s = 1e8;
+  if (!(timeout_s >= 0) || timeout_s > 1e8) timeout_s = 1e8;  // negative or NaN: never
   return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
 }
 
@@ -100,23 +101,54 @@ Result<std::pair<std::string, int>> SplitHostPort(const std::string& text) {
 }
 
 namespace {
-Result<addrinfo*> Resolve(const std::string& host, int port, bool passive) {
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
+};
+using AddrInfoPtr = std::unique_ptr<addrinfo, AddrInfoDeleter>;
+
+Result<AddrInfoPtr> Resolve(const std::string& host, int port, bool passive) {
+  if (port < 0 || port > 65535) return InvalidArgument("port " + std::to_string(port) + " out of range");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  if (passive) hints.ai_flags = AI_PASSIVE;
+  hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
   addrinfo* res = nullptr;
   std::string p = std::to_string(port);
   int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), p.c_str(), &hints, &res);
-  if (rc != 0) return UnavailableError("cannot resolve \"" + host + "\": " + gai_strerror(rc));
-  return res;
+  if (rc != 0) {
+    std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc);
+    return UnavailableError("cannot resolve \"" + host + "\": " + why);
+  }
+  return AddrInfoPtr(res);
 }
+
+// poll() for events on fd until some arrive (their revents) or the deadline passes (0). EINTR and
+// early wake-ups poll again with the time that is left.
+Result<short> PollUntil(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    int rc = poll(&p, 1, MsLeft(deadline));
+    if (rc > 0) return p.revents;
+    if (rc < 0 && errno != EINTR) return SystemError("poll");
+    if (rc == 0 && Clock::now() >= deadline) return short{0};
+  }
+}
+
+// A failed send/recv: the peer closing or resetting the connection is kRemoteError.
+Status IoError(const char* what) {
+  int e = errno;
+  if (e == EPIPE || e == ECONNRESET || e == ENOTCONN)
+    return RemoteError(std::string(what) + ": " + std::strerror(e));
+  return SystemError(what, e);
+}
+
 }  // namespace
 
 Result<int> ListenTcp(const std::string& host, int port, int* bound_port, int backlog) {
-  TUTTI_ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, true));
+  TUTTI_ASSIGN_OR_RETURN(AddrInfoPtr res, Resolve(host, port, true));
   Status last = UnavailableError("no address to listen on for \"" + host + "\"");
-  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+  for (addrinfo* a = res.get(); a != nullptr; a = a->ai_next) {
     int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) {
       last = SystemError("socket");
@@ -129,52 +161,56 @@ Result<int> ListenTcp(const std::string& host, int port, int* bound_port, int ba
       close(fd);
       continue;
     }
-    sockaddr_storage ss{};
-    socklen_t len = sizeof(ss);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-    *bound_port = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
-                                                : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-    freeaddrinfo(res);
+    Result<int> bound = LocalPort(fd);
+    if (!bound.ok()) {
+      close(fd);
+      return bound.status();
+    }
+    *bound_port = *bound;
     return fd;
   }
-  freeaddrinfo(res);
+  return last;
+}
+
+Result<int> ConnectTcpOnce(const std::string& host, int port, Clock::time_point deadline) {
+  TUTTI_ASSIGN_OR_RETURN(AddrInfoPtr res, Resolve(host, port, false));
+  Status last = SystemError("connect to " + JoinHostPort(host, port), ECONNREFUSED);
+  for (addrinfo* a = res.get(); a != nullptr; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      last = SystemError("socket");
+      continue;
+    }
+    int err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS || err == EINTR) {  // EINTR: the connect goes on asynchronously
+      Result<short> ev = PollUntil(fd, POLLOUT, deadline);
+      if (!ev.ok()) {
+        last = ev.status();
+        close(fd);
+        continue;
+      }
+      err = ETIMEDOUT;
+      if (*ev != 0) {
+        socklen_t len = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      }
+    }
+    if (err == 0) return fd;
+    last = SystemError("connect to " + JoinHostPort(host, port), err);
+    close(fd);
+  }
   return last;
 }
 
 Result<int> ConnectTcp(const std::string& host, int port, Clock::time_point deadline) {
-  Status last = TimeoutError("connect to " + JoinHostPort(host, port) + " timed out");
   int backoff_ms = 1;
   while (true) {
-    auto res = Resolve(host, port, false);
-    if (res.ok()) {
-      for (addrinfo* a = *res; a != nullptr; a = a->ai_next) {
-        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-        if (fd < 0) continue;
-        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
-        if (rc != 0 && errno == EINPROGRESS) {
-          pollfd p{fd, POLLOUT, 0};
-          int pr = poll(&p, 1, MsLeft(deadline));
-          int err = ETIMEDOUT;
-          if (pr == 1) {
-            socklen_t len = sizeof(err);
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-          }
-          rc = err == 0 ? 0 : -1;
-          errno = err;
-        }
-        if (rc == 0) {
-          freeaddrinfo(*res);
-          (void)SetNonBlocking(fd, false);
-          return fd;
-        }
-        last = SystemError("connect to " + JoinHostPort(host, port));
-        close(fd);
-      }
-      freeaddrinfo(*res);
-    } else {
-      last = res.status();
+    Result<int> fd = ConnectTcpOnce(host, port, deadline);
+    if (fd.ok()) {
+      (void)SetNonBlocking(*fd, false);
+      return fd;
     }
-    if (Clock::now() >= deadline) return last.WithContext("gave up");
+    if (Clock::now() >= deadline) return fd.status().WithContext("gave up");
     std::this_thread::sleep_for(std::chrono::milliseconds(MsLeft(deadline, backoff_ms)));
     backoff_ms = backoff_ms * 2 > 200 ? 200 : backoff_ms * 2;
   }
@@ -191,11 +227,11 @@ Status WriteFull(int fd, const void* buf, size_t n, Clock::time_point deadline) 
     }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pf{fd, POLLOUT, 0};
-      if (poll(&pf, 1, MsLeft(deadline)) == 0 && Clock::now() >= deadline) return TimeoutError("write timed out");
-      continue;
+      TUTTI_ASSIGN_OR_RETURN(short ev, PollUntil(fd, POLLOUT, deadline));
+      if (ev == 0) return TimeoutError("write timed out");
+      continue;  // POLLERR/POLLHUP: the next send reports the error
     }
-    return SystemError("write");
+    return IoError("write");
   }
   return OkStatus();
 }
@@ -212,13 +248,45 @@ Status ReadFull(int fd, void* buf, size_t n, Clock::time_point deadline) {
     if (r == 0) return RemoteError("connection closed by peer");
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      pollfd pf{fd, POLLIN, 0};
-      if (poll(&pf, 1, MsLeft(deadline)) == 0 && Clock::now() >= deadline) return TimeoutError("read timed out");
+      TUTTI_ASSIGN_OR_RETURN(short ev, PollUntil(fd, POLLIN, deadline));
+      if (ev == 0) return TimeoutError("read timed out");
       continue;
     }
-    return SystemError("read");
+    return IoError("read");
   }
   return OkStatus();
+}
+
+Result<bool> WaitReadable(int fd, Clock::time_point deadline) {
+  TUTTI_ASSIGN_OR_RETURN(short ev, PollUntil(fd, POLLIN, deadline));
+  return ev != 0;
+}
+
+Result<int> LocalPort(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return SystemError("getsockname");
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return InternalError("socket of unknown address family");
+}
+
+std::string PeerName(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+    return JoinHostPort(ip, ntohs(a->sin_port));
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+    return JoinHostPort(ip, ntohs(a->sin6_port));
+  }
+  return "?";
 }
 
 Status SetNonBlocking(int fd, bool on) {
@@ -229,9 +297,16 @@ Status SetNonBlocking(int fd, bool on) {
   return OkStatus();
 }
 
-void TuneSocket(int fd, int user_timeout_ms, int bufsize) {
+Status SetNoDelay(int fd) {
   int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+    return SystemError("setsockopt(TCP_NODELAY)");
+  return OkStatus();
+}
+
+void TuneSocket(int fd, int user_timeout_ms, int bufsize) {
+  SetNoDelay(fd).IgnoreError();
+  int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
   int idle = 10, intvl = 5, cnt = 3;
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
