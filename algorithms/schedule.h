@@ -96,4 +96,28 @@ struct CollArgs {
 
 std::string DescribeArgs(const CollArgs& a);
 
+// ---- Added with the schedule generators (implemented in schedule.cc) ----
+//
+// Matching: a send and a receive of the same stream between the same two ranks are paired in
+// the order they are posted (steps in order; within a step, the order of `sends` / `recvs`),
+// as the executor does with one tag per stream. Stream i of one rank talks only to stream i of
+// the others, so every rank's schedule has the same streams (some possibly empty).
+// Within a step, a received region must not overlap any other transfer's region of that step;
+// streams of one rank never touch overlapping regions where one of them writes.
+// The generators (algorithms/registry.h) never send a message of 0 elements except in the
+// barrier, and never write Buf::kInput.
+
+const char* BufName(Buf b);  // "input", "output", "scratch"
+bool IsRooted(Collective c);     // broadcast, reduce, scatter, gather
+bool IsReduction(Collective c);  // reduce, all_reduce, reduce_scatter
+
+// Elements of `b` that a rank provides, per the table above. Buffers the table marks as the
+// root's (scatter's input, gather's and reduce's output, broadcast's input) count 0 on the
+// other ranks; kScratch counts 0 here (its size is Schedule::scratch_count).
+uint64_t BufferCount(const CollArgs& a, Buf b);
+
+// nranks >= 1, 0 <= rank < nranks, root in range for rooted collectives, nchannels >= 1,
+// n * count representable. InvalidArgument naming the field otherwise.
+Status ValidateArgs(const CollArgs& a);
+
 }  // namespace tutti::algo

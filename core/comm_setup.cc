@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "core/coll/coll_registry.h"
 #include "core/env.h"
 #include "core/logging.h"
 #include "transport/shm/shm_connection.h"
@@ -225,6 +226,13 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
   Status st = store->Wait({"all_ready"}, wait_s);
   if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
+  comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
+  comm->colls_ = std::make_shared<CollRegistry>();
+  std::weak_ptr<CollRegistry> colls = comm->colls_;
+  engine->SetBackgroundWork([colls] {
+    auto c = colls.lock();
+    return c && c->AdvanceAll();
+  });
   engine->StartProgressThread();
   comm->engine_ = std::move(engine);
   TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/dtype.h"
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
 #include "core/status.h"
@@ -25,6 +26,16 @@ struct CommOptions {
   std::string host_id;      // "": TUTTI_HOST_ID, else hostname + boot id + network namespace
   std::string secret;       // "": TUTTI_SECRET (checked in every TCP handshake)
   bool secret_set = false;  // true: use `secret` even if empty
+};
+
+class CollRegistry;
+
+// Options of one collective call.
+struct CollOptions {
+  std::string algorithm;       // "": automatic (TUTTI_ALGO, then the cost model)
+  double timeout_s = -1;       // < 0: the communicator's timeout
+  double premul_scalar = 1.0;  // this rank's factor for RedOp::kPremulSum
+  int nchannels = 0;           // parallel streams (0: TUTTI_NCHANNELS)
 };
 
 class Communicator {
@@ -58,6 +69,37 @@ class Communicator {
   Result<Work> ISend(const void* buf, size_t bytes, int peer, int tag = 0);
   Result<Work> IRecv(void* buf, size_t bytes, int peer, int tag = 0);
 
+  // Collectives. Every rank calls the same collectives in the same order with the same count,
+  // type, op and root (a mismatch is an error on the ranks involved, detected when their
+  // messages meet). `count` is per rank: all_gather's recv and reduce_scatter's send hold
+  // size() * count elements, as do scatter's send and gather's recv at the root and both
+  // buffers of all_to_all. send == recv is an in-place call (for all_gather, send may also be
+  // recv + rank * count; for reduce_scatter, recv may be send + rank * count).
+  Status Broadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Status Reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
+                const CollOptions& o = {});
+  Status Scatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Status Gather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Status AllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, const CollOptions& o = {});
+  Status AllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o = {});
+  Status ReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                       const CollOptions& o = {});
+  Status AllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o = {});
+  Status Barrier(const CollOptions& o = {});
+  // Asynchronous forms: the Work completes when this rank's part is done.
+  Result<Work> IBroadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Result<Work> IReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
+                       const CollOptions& o = {});
+  Result<Work> IScatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Result<Work> IGather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o = {});
+  Result<Work> IAllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                          const CollOptions& o = {});
+  Result<Work> IAllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o = {});
+  Result<Work> IReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                              const CollOptions& o = {});
+  Result<Work> IAllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o = {});
+  Result<Work> IBarrier(const CollOptions& o = {});
+
   // Sub-communicators. Collective over this communicator: every rank calls it, in the same
   // order. Ranks with the same color form a group, ordered by (key, rank). color < 0 and ranks
   // outside `ranks` get a kNotMember error.
@@ -74,6 +116,8 @@ class Communicator {
   Communicator() = default;
   Result<std::unique_ptr<Communicator>> SplitWithCheck(int color, int key, const std::string& check,
                                                        const std::string& what);
+  struct CollCall;
+  Result<Work> StartCollective(const CollCall& call);
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::shared_ptr<Store> store_;
@@ -81,6 +125,9 @@ class Communicator {
   CommOptions opts_;
   std::shared_ptr<P2PEngine> engine_;
   int split_count_ = 0;
+  uint64_t coll_seq_ = 0;
+  std::shared_ptr<CollRegistry> colls_;
+  std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
   bool destroyed_ = false;
 
   friend class CommBuilder;

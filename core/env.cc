@@ -67,6 +67,16 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_SHM_CMA", T::kBool, "0",
        "1: move large shared-memory messages with process_vm_readv/writev (one copy, the two "
        "processes each copying half) instead of streaming them through the FIFO."},
+      // Collectives.
+      {"TUTTI_ALGO", T::kString, "",
+       "Force algorithms: one name for every collective that has it (ring, tree, rhd, bruck, "
+       "binomial, pairwise, dissemination), or per collective: allreduce:tree,allgather:ring."},
+      {"TUTTI_NCHANNELS", T::kInt, "1", "Parallel streams (rings) a collective may use (1..64)."},
+      {"TUTTI_CHUNK_BYTES", T::kInt, "0",
+       "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice)."},
+      {"TUTTI_COST_SHM", T::kString, "",
+       "Cost model of shared memory for algorithm selection: \"alpha_us,GBps,reduce_GBps\"."},
+      {"TUTTI_COST_TCP", T::kString, "", "Cost model of TCP, as TUTTI_COST_SHM."},
       {"TUTTI_SPIN_US", T::kInt, "50",
        "Microseconds a waiting thread polls before it sleeps."},
   };

@@ -27,13 +27,24 @@ P2PEngine::P2PEngine(const EngineOptions& opts) : opts_(opts), peers_(opts.size)
   last_check_ = Clock::now();
 }
 
-P2PEngine::~P2PEngine() {
+void P2PEngine::StopProgressThread() {
   {
     std::lock_guard<std::mutex> l(thread_mu_);
     stop_thread_ = true;
   }
   thread_cv_.notify_all();
-  if (progress_thread_.joinable()) progress_thread_.join();
+  if (!progress_thread_.joinable()) return;
+  // The last reference to the engine can be dropped by the progress thread itself (it holds
+  // collectives in flight for a moment); it cannot join itself, so it lets itself go.
+  if (progress_thread_.get_id() == std::this_thread::get_id()) {
+    progress_thread_.detach();
+  } else {
+    progress_thread_.join();
+  }
+}
+
+P2PEngine::~P2PEngine() {
+  StopProgressThread();
   std::lock_guard<std::mutex> lock(mu_);
   FailAllLocked(AbortedError("rank " + std::to_string(opts_.rank) + ": communicator destroyed"));
   for (Peer& p : peers_)
@@ -328,6 +339,7 @@ void P2PEngine::Abort(const std::string& why) {
 }
 
 void P2PEngine::Shutdown() {
+  StopProgressThread();
   std::unique_lock<std::mutex> lock(mu_);
   SayGoodbyeLocked();
   const auto deadline = Clock::now() + std::chrono::seconds(2);

@@ -50,6 +50,8 @@ class P2PEngine : public FrameSink {
   std::string TransportName(int peer) const;
   const EngineOptions& options() const { return opts_; }
   void StartProgressThread();
+  // Stops and joins the progress thread (idempotent; safe from the progress thread itself).
+  void StopProgressThread();
 
   // Tags >= 0 are the user's; negative tags are reserved for collectives, whose messages also
   // carry a signature `sig` of the call that must match on both sides.

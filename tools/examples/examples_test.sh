@@ -2,6 +2,7 @@
 # Runs every example the way the README shows and checks what it prints.
 set -uo pipefail
 tuttirun=$1 spawn_hello=$2 hello_env=$3 groups=$4 send_recv=$5 isend_irecv=$6
+broadcast=$7 reduce=$8 scatter=$9 gather=${10} all_reduce=${11} all_gather=${12} reduce_scatter=${13} barrier=${14}
 fail=0
 expect() {  # expect NAME OUTPUT PATTERN [COUNT]
   local n
@@ -43,6 +44,36 @@ for prog in send_recv isend_irecv; do
     fail=1
   fi
 done
+
+run broadcast "$tuttirun" -n 4 "$broadcast"
+first=$(grep -A1 -E '^\[rank 0\] rank 0: tensor' <<<"$out" | sed -E 's/^\[rank [0-9]\] //; s/^rank [0-9]: //')
+for r in 1 2 3; do
+  other=$(grep -A1 -E "^\[rank $r\] rank $r: tensor" <<<"$out" | sed -E 's/^\[rank [0-9]\] //; s/^rank [0-9]: //')
+  [[ -n $first && "$other" == "$first" ]] || { echo "FAIL broadcast: rank $r has [$other], rank 0 [$first]"; fail=1; }
+done
+
+run reduce "$tuttirun" -n 4 "$reduce"
+expect reduce "$out" "^\[rank 0\] rank 0 after reduce: tensor\(\[\[6.0000, 6.0000\],$"
+expect reduce "$out" "^\[rank 0\]         \[6.0000, 6.0000\]\]\)$"
+
+run scatter "$tuttirun" -n 4 "$scatter"
+for r in 0 1 2 3; do expect scatter "$out" "^\[rank $r\] rank $r received $(( (r + 1) * 10 )).0$"; done
+
+run gather "$tuttirun" -n 4 "$gather"
+expect gather "$out" "^\[rank 0\] rank 0 gathered \[0.0, 1.0, 2.0, 3.0\]$"
+
+run all_reduce "$tuttirun" -n 4 "$all_reduce"
+for r in 0 1 2 3; do expect all_reduce "$out" "^\[rank $r\] rank $r: tensor\(\[\[6.0000, 6.0000\],$"; done
+
+run all_gather "$tuttirun" -n 4 "$all_gather"
+for r in 0 1 2 3; do expect all_gather "$out" "^\[rank $r\] rank $r: \[0.0, 1.0, 2.0, 3.0\]$"; done
+
+run reduce_scatter "$tuttirun" -n 4 "$reduce_scatter"
+v=6
+for r in 0 1 2 3; do expect reduce_scatter "$out" "^\[rank $r\] rank $r: $v.0$"; v=$((v * 10)); done
+
+run barrier "$tuttirun" -n 4 "$barrier"
+for r in 0 1 2 3; do expect barrier "$out" "^\[rank $r\] rank $r passed the barrier after (0\.9|1\.[0-9]) s$"; done
 
 # The launcher refuses a program that is not there, and says so.
 out=$("$tuttirun" -n 2 /nonexistent/program 2>&1)

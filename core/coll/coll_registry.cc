@@ -1,0 +1,60 @@
+#include "core/coll/coll_registry.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace tutti {
+
+void CollRegistry::Add(std::shared_ptr<CollectiveRun> run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  active_.push_back(std::move(run));
+}
+
+bool CollRegistry::AdvanceAll() {
+  std::vector<std::shared_ptr<CollectiveRun>> runs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_.erase(std::remove_if(active_.begin(), active_.end(), [](const auto& r) { return r->done(); }),
+                  active_.end());
+    runs = active_;
+  }
+  for (auto& r : runs) r->Advance();
+  return !runs.empty();
+}
+
+Status CollWork::Wait(double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  if (timeout_s < 0) timeout_s = default_timeout_s_;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+  const auto spin_until = start + std::chrono::microseconds(spin_us_);
+  int backoff_us = 10;
+  unsigned iter = 0;
+  while (true) {
+    registry_->AdvanceAll();  // also drives collectives nobody waits on yet
+    if (run_->Advance()) return run_->status();
+    auto now = Clock::now();
+    if (now >= deadline) {
+      char secs[32];
+      snprintf(secs, sizeof(secs), "%.3g", std::chrono::duration<double>(now - start).count());
+      Status st = TimeoutError("rank " + std::to_string(rank_) + ": " + run_->what() + " timed out after " + secs +
+                               " s (" + run_->Progress() + "); the communicator is unusable now");
+      run_->Fail(st);
+      run_->engine()->Fail(st);
+      return run_->status();
+    }
+    if (now < spin_until) {
+      if ((++iter & 63) == 0) sched_yield();
+      continue;
+    }
+    timespec ts{0, backoff_us * 1000L};
+    nanosleep(&ts, nullptr);
+    backoff_us = std::min(backoff_us * 2, 1000);
+  }
+}
+
+}  // namespace tutti

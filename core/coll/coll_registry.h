@@ -1,0 +1,46 @@
+// The collectives in flight on one communicator, and the Work handle that waits for one.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/coll/executor.h"
+#include "core/work.h"
+
+namespace tutti {
+
+class CollRegistry {
+ public:
+  void Add(std::shared_ptr<CollectiveRun> run);
+  // Advances every collective in flight; true while any is still running.
+  bool AdvanceAll();
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<CollectiveRun>> active_;
+};
+
+class CollWork : public WorkImpl {
+ public:
+  CollWork(std::shared_ptr<CollectiveRun> run, std::shared_ptr<CollRegistry> registry, int rank,
+           double default_timeout_s, int spin_us)
+      : run_(std::move(run)), registry_(std::move(registry)), rank_(rank), default_timeout_s_(default_timeout_s),
+        spin_us_(spin_us) {}
+  Status Wait(double timeout_s) override;
+  bool Test() override {
+    registry_->AdvanceAll();
+    return run_->Advance();
+  }
+  bool IsCompleted() const override { return run_->done(); }
+  Status status() const override { return run_->status(); }
+
+ private:
+  std::shared_ptr<CollectiveRun> run_;
+  std::shared_ptr<CollRegistry> registry_;
+  int rank_;
+  double default_timeout_s_;
+  int spin_us_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,231 @@
+// Communicator's collectives: argument checks, buffer preparation (in-place, premul_sum, avg),
+// algorithm choice, the call's signature, and starting the executor.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "algorithms/registry.h"
+#include "core/coll/coll_registry.h"
+#include "core/coll/selector.h"
+#include "core/communicator.h"
+#include "core/env.h"
+#include "kernels/cpu/reduce.h"
+
+namespace tutti {
+
+using algo::Collective;
+
+struct Communicator::CollCall {
+  Collective coll;
+  const void* send;
+  void* recv;
+  uint64_t count;
+  DataType type;
+  RedOp op;
+  int root;
+  const CollOptions* opts;
+};
+
+namespace {
+
+bool Rooted(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kScatter || c == Collective::kGather;
+}
+bool Reduces(Collective c) {
+  return c == Collective::kReduce || c == Collective::kAllReduce || c == Collective::kReduceScatter;
+}
+
+// Elements of (input, output) for `rank`, per the table in algorithms/schedule.h.
+std::pair<uint64_t, uint64_t> BufferCounts(Collective c, uint64_t n, uint64_t count) {
+  switch (c) {
+    case Collective::kBroadcast: return {count, count};
+    case Collective::kReduce: return {count, count};
+    case Collective::kScatter: return {n * count, count};
+    case Collective::kGather: return {count, n * count};
+    case Collective::kAllReduce: return {count, count};
+    case Collective::kAllGather: return {count, n * count};
+    case Collective::kReduceScatter: return {n * count, count};
+    case Collective::kAllToAll: return {n * count, n * count};
+    case Collective::kBarrier: return {0, 0};
+  }
+  return {0, 0};
+}
+
+// nccl-tests' size of a call: the bytes of the larger buffer.
+uint64_t CallBytes(Collective c, uint64_t n, uint64_t count, size_t elem) {
+  auto [in, out] = BufferCounts(c, n, count);
+  return std::max(in, out) * elem;
+}
+
+uint32_t Fnv1a(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h | 1u;  // never 0 (0 marks point-to-point messages)
+}
+
+bool Overlap(const void* a, uint64_t abytes, const void* b, uint64_t bbytes) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
+}
+
+// Keeps buffers a collective needs beyond the user's (copies, scaled inputs) alive.
+struct Temps {
+  std::vector<char> input, output;
+};
+
+}  // namespace
+
+Result<Work> Communicator::StartCollective(const CollCall& c) {
+  const CollOptions& o = *c.opts;
+  const std::string name = algo::CollectiveName(c.coll);
+  const std::string who = "rank " + std::to_string(rank_) + ": " + name;
+  if (destroyed_) return InvalidUsage(who + " on a destroyed communicator");
+  TUTTI_RETURN_IF_ERROR(engine_->failure());
+  const size_t elem = DataTypeSize(c.type);
+  if (elem == 0) return InvalidArgument(who + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
+  if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who + ": unknown reduction op");
+  if (Rooted(c.coll) && (c.root < 0 || c.root >= size_))
+    return InvalidArgument(who + ": root " + std::to_string(c.root) + " outside 0.." + std::to_string(size_ - 1));
+  const uint64_t n = static_cast<uint64_t>(size_);
+  if (c.count > (uint64_t{1} << 62) / (n * elem)) return InvalidArgument(who + ": count " + std::to_string(c.count) + " too large");
+  auto [in_count, out_count] = BufferCounts(c.coll, n, c.count);
+  const bool is_root = c.root == rank_;
+  // Which buffers this rank must provide.
+  bool need_in = in_count > 0 && !(c.coll == Collective::kScatter && !is_root) && !(c.coll == Collective::kBroadcast && !is_root);
+  bool need_out = out_count > 0 && !((c.coll == Collective::kReduce || c.coll == Collective::kGather) && !is_root);
+  if (need_in && c.send == nullptr) return InvalidArgument(who + ": null send buffer for " + std::to_string(in_count) + " elements");
+  if (need_out && c.recv == nullptr) return InvalidArgument(who + ": null recv buffer for " + std::to_string(out_count) + " elements");
+  if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
+
+  // Algorithm and signature.
+  TUTTI_ASSIGN_OR_RETURN(Selector selector, Selector::FromEnv());
+  TUTTI_ASSIGN_OR_RETURN(std::string algorithm,
+                         selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem), transport_summary_, o.algorithm));
+  int nchannels = o.nchannels;
+  if (nchannels <= 0) {
+    TUTTI_ASSIGN_OR_RETURN(int64_t ch, EnvInt("TUTTI_NCHANNELS"));
+    nchannels = static_cast<int>(std::clamp<int64_t>(ch, 1, 64));
+  }
+  TUTTI_ASSIGN_OR_RETURN(int64_t chunk_bytes, EnvInt("TUTTI_CHUNK_BYTES"));
+  const uint64_t seq = ++coll_seq_;
+  const std::string desc = algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
+                           (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
+                           (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
+  const std::string what = name + " #" + std::to_string(seq) + " (" + desc + ")";
+  // Everything the ranks must agree on; the sequence number is in the messages' tags.
+  const uint32_t sig = Fnv1a(name + "(" + desc + ")/" + std::to_string(nchannels) + "/" + std::to_string(chunk_bytes));
+
+  // Buffers: in-place and overlapping calls get a private copy of the input; premul_sum scales
+  // the input first; rooted collectives give non-roots a scratch output.
+  auto temps = std::make_shared<Temps>();
+  const char* input = static_cast<const char*>(c.send);
+  char* output = static_cast<char*>(c.recv);
+  if (!need_out && out_count > 0) {
+    temps->output.resize(out_count * elem);
+    output = temps->output.data();
+  }
+  if (!need_in) input = nullptr;
+  const bool bcast_in_place = c.coll == Collective::kBroadcast && input == output;
+  if (input != nullptr && !bcast_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
+    temps->input.assign(input, input + in_count * elem);
+    input = temps->input.data();
+  }
+  if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
+    if (temps->input.empty()) temps->input.resize(in_count * elem);
+    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(temps->input.data(), input, in_count, c.type, o.premul_scalar).WithContext(who));
+    input = temps->input.data();
+  }
+  RedOp local_op = (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
+  std::function<Status()> finalize;
+  if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !is_root)) {
+    DataType type = c.type;
+    uint64_t cnt = out_count;
+    int64_t ranks = size_;
+    finalize = [output, cnt, type, ranks, temps]() { return kernels::DivideBy(output, cnt, type, ranks); };
+  } else {
+    finalize = [temps]() { return OkStatus(); };
+  }
+
+  algo::CollArgs args;
+  args.coll = c.coll;
+  args.nranks = size_;
+  args.rank = rank_;
+  args.root = Rooted(c.coll) ? c.root : 0;
+  args.count = c.count;
+  args.nchannels = nchannels;
+  args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
+  TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
+  CollBuffers bufs{input, output, in_count, out_count};
+  auto run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, c.type, local_op, sig, seq, what,
+                                             std::move(finalize));
+  TUTTI_RETURN_IF_ERROR(run->Validate());
+  colls_->Add(run);
+  run->Advance();
+  const double limit = o.timeout_s >= 0 ? o.timeout_s : timeout();
+  return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us));
+}
+
+#define TUTTI_BLOCKING(call) \
+  TUTTI_ASSIGN_OR_RETURN(Work w, call); \
+  return w.Wait(o.timeout_s)
+
+Result<Work> Communicator::IBroadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  return StartCollective({Collective::kBroadcast, send, recv, count, type, RedOp::kSum, root, &o});
+}
+Result<Work> Communicator::IReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
+                                   const CollOptions& o) {
+  return StartCollective({Collective::kReduce, send, recv, count, type, op, root, &o});
+}
+Result<Work> Communicator::IScatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  return StartCollective({Collective::kScatter, send, recv, count, type, RedOp::kSum, root, &o});
+}
+Result<Work> Communicator::IGather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  return StartCollective({Collective::kGather, send, recv, count, type, RedOp::kSum, root, &o});
+}
+Result<Work> Communicator::IAllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                                      const CollOptions& o) {
+  return StartCollective({Collective::kAllReduce, send, recv, count, type, op, 0, &o});
+}
+Result<Work> Communicator::IAllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
+  return StartCollective({Collective::kAllGather, send, recv, count, type, RedOp::kSum, 0, &o});
+}
+Result<Work> Communicator::IReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                                          const CollOptions& o) {
+  return StartCollective({Collective::kReduceScatter, send, recv, count, type, op, 0, &o});
+}
+Result<Work> Communicator::IAllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
+  return StartCollective({Collective::kAllToAll, send, recv, count, type, RedOp::kSum, 0, &o});
+}
+Result<Work> Communicator::IBarrier(const CollOptions& o) {
+  return StartCollective({Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8, RedOp::kSum, 0, &o});
+}
+
+Status Communicator::Broadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  TUTTI_BLOCKING(IBroadcast(send, recv, count, type, root, o));
+}
+Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
+                            const CollOptions& o) {
+  TUTTI_BLOCKING(IReduce(send, recv, count, type, op, root, o));
+}
+Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  TUTTI_BLOCKING(IScatter(send, recv, count, type, root, o));
+}
+Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
+  TUTTI_BLOCKING(IGather(send, recv, count, type, root, o));
+}
+Status Communicator::AllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, const CollOptions& o) {
+  TUTTI_BLOCKING(IAllReduce(send, recv, count, type, op, o));
+}
+Status Communicator::AllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
+  TUTTI_BLOCKING(IAllGather(send, recv, count, type, o));
+}
+Status Communicator::ReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
+                                   const CollOptions& o) {
+  TUTTI_BLOCKING(IReduceScatter(send, recv, count, type, op, o));
+}
+Status Communicator::AllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
+  TUTTI_BLOCKING(IAllToAll(send, recv, count, type, o));
+}
+Status Communicator::Barrier(const CollOptions& o) { TUTTI_BLOCKING(IBarrier(o)); }
+
+}  // namespace tutti

@@ -1,0 +1,51 @@
+// Choosing an algorithm for a collective call.
+//
+// Order: the call's own option, then TUTTI_ALGO ("ring" for every collective that has a ring, or
+// per collective: "allreduce:tree,allgather:ring"), then an alpha-beta-gamma cost model: for
+// each algorithm that implements the collective, time = steps * alpha + bytes sent * beta +
+// bytes reduced * gamma, with (alpha, beta, gamma) per transport; the cheapest wins. The choice
+// depends only on (collective, world size, bytes, transport), so all ranks choose alike; the
+// algorithm is also part of each call's signature, so ranks configured differently get a
+// mismatch error rather than a hang.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algorithms/schedule.h"
+#include "core/status.h"
+
+namespace tutti {
+
+struct CostParams {
+  double alpha_s = 0;           // per message step
+  double beta_s_per_byte = 0;   // per byte moved
+  double gamma_s_per_byte = 0;  // per byte reduced
+};
+
+// Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").
+Result<CostParams> CostParamsFor(const std::string& transport);
+
+// Model time of `algorithm` for a collective of `bytes` (the nccl-tests size: the whole
+// array for all_gather / reduce_scatter / gather / scatter / all_to_all) on p ranks.
+double ModelTime(const std::string& algorithm, algo::Collective coll, int p, double bytes, const CostParams& c);
+
+class Selector {
+ public:
+  // Parses TUTTI_ALGO.
+  static Result<Selector> FromEnv();
+  static Result<Selector> Parse(const std::string& spec);
+
+  Result<std::string> Choose(algo::Collective coll, int p, uint64_t bytes, const std::string& transport,
+                             const std::string& per_call) const;
+
+ private:
+  std::string global_;
+  std::map<algo::Collective, std::string> per_coll_;
+};
+
+// "allreduce", "all_reduce", "AllReduce" ... -> Collective.
+bool ParseCollective(const std::string& name, algo::Collective* out);
+
+}  // namespace tutti

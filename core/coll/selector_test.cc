@@ -1,0 +1,79 @@
+#include "core/coll/selector.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace tutti {
+namespace {
+
+using algo::Collective;
+
+TEST(Selector, ParsesGlobalAndPerCollective) {
+  auto s = Selector::Parse("allreduce:tree,allgather:ring");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(*s->Choose(Collective::kAllReduce, 8, 1 << 20, "shm", ""), "tree");
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 8, 8, "shm", ""), "ring");
+  auto g = Selector::Parse("ring");
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(*g->Choose(Collective::kAllReduce, 8, 8, "tcp", ""), "ring");
+  // A global choice applies only where the algorithm exists.
+  EXPECT_EQ(*g->Choose(Collective::kBarrier, 8, 0, "tcp", ""), "dissemination");
+  // The call's own option wins.
+  EXPECT_EQ(*g->Choose(Collective::kAllReduce, 8, 8, "tcp", "rhd"), "rhd");
+}
+
+TEST(Selector, RejectsUnknownNames) {
+  EXPECT_FALSE(Selector::Parse("allreduce:nosuch").ok());
+  EXPECT_FALSE(Selector::Parse("frobnicate:ring").ok());
+  EXPECT_FALSE(Selector::Parse("nosuch").ok());
+  EXPECT_FALSE(Selector::Parse("ring,tree").ok());
+  auto s = Selector::Parse("");
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->Choose(Collective::kBarrier, 4, 0, "shm", "ring").ok());
+  Status st = Selector::Parse("allreduce:nosuch").status();
+  EXPECT_NE(st.message().find("ring"), std::string::npos) << st.message();  // lists what exists
+}
+
+TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
+  auto s = Selector::Parse("");
+  ASSERT_TRUE(s.ok());
+  std::string small = *s->Choose(Collective::kAllReduce, 16, 64, "tcp", "");
+  std::string large = *s->Choose(Collective::kAllReduce, 16, 256 << 20, "tcp", "");
+  EXPECT_NE(small, "ring");
+  EXPECT_EQ(large, "ring");
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 16, 64, "tcp", ""), "bruck");
+  EXPECT_EQ(*s->Choose(Collective::kBroadcast, 16, 64, "tcp", ""), "binomial");
+}
+
+TEST(Selector, ModelTimesFollowTheFormulas) {
+  CostParams c{10e-6, 1e-9, 0.5e-9};
+  // Ring all-reduce on 4 ranks, 1 MB: 6 alpha + 1.5 n beta + 0.75 n gamma.
+  EXPECT_NEAR(ModelTime("ring", Collective::kAllReduce, 4, 1e6, c), 6 * 10e-6 + 1.5e-3 + 0.375e-3, 1e-9);
+  EXPECT_EQ(ModelTime("ring", Collective::kAllReduce, 1, 1e6, c), 0);
+  EXPECT_TRUE(std::isinf(ModelTime("bruck", Collective::kAllReduce, 4, 1e6, c)));
+}
+
+TEST(Selector, CostOverrideFromEnvironment) {
+  setenv("TUTTI_COST_TCP", "5,10,20", 1);
+  auto c = CostParamsFor("tcp");
+  ASSERT_TRUE(c.ok());
+  EXPECT_NEAR(c->alpha_s, 5e-6, 1e-12);
+  EXPECT_NEAR(c->beta_s_per_byte, 1e-10, 1e-15);
+  setenv("TUTTI_COST_TCP", "fast", 1);
+  EXPECT_FALSE(CostParamsFor("tcp").ok());
+  unsetenv("TUTTI_COST_TCP");
+}
+
+TEST(Selector, CollectiveNames) {
+  Collective c;
+  EXPECT_TRUE(ParseCollective("all_reduce", &c));
+  EXPECT_EQ(c, Collective::kAllReduce);
+  EXPECT_TRUE(ParseCollective("ReduceScatter", &c));
+  EXPECT_EQ(c, Collective::kReduceScatter);
+  EXPECT_FALSE(ParseCollective("allsum", &c));
+}
+
+}  // namespace
+}  // namespace tutti

@@ -1,0 +1,128 @@
+// The inner loops of the CPU kernels (included by reduce.cc only).
+//
+// Every loop is a plain counted loop over restrict-qualified pointers whose body is branch-free
+// (the functors and the narrow-float conversions are bit arithmetic and selects), so that GCC
+// vectorises it. A reduction works block by block through a float/element buffer on the stack
+// that stays in L1: widen and combine the first two sources into it, fold the other sources in,
+// then round it into every destination. Reading every source of a block before writing any
+// destination is what lets a destination be one of the sources.
+//
+// Everything here is always-inline: the entry points in reduce.cc are compiled several times
+// (one clone per instruction set) and each clone must contain its own copy of these loops.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/functors.h"
+
+namespace tutti::kernels::cpu_loops {
+
+// Elements per block: 8 KiB of accumulators.
+template <class S>
+inline constexpr size_t kBlock = 8192 / sizeof(Accum<S>);
+
+template <class S, class Op>
+TUTTI_INLINE void CombineTwo(Accum<S>* __restrict acc, const S* __restrict a,
+                             const S* __restrict b, size_t len) {
+  for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(Widen(a[i]), Widen(b[i]));
+}
+
+template <class S, class Op>
+TUTTI_INLINE void CombineInto(Accum<S>* __restrict acc, const S* __restrict b, size_t len) {
+  for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], Widen(b[i]));
+}
+
+template <class S>
+TUTTI_INLINE void Store(S* __restrict d, const Accum<S>* __restrict acc, size_t len) {
+  if constexpr (IsNarrowFloat<S>::value) {
+    for (size_t i = 0; i < len; ++i) d[i] = Narrow<S>(acc[i]);
+  } else {
+    std::memcpy(d, acc, len * sizeof(S));
+  }
+}
+
+// dsts[j][i] = srcs[0][i] op ... op srcs[nsrc-1][i] for every j; nsrc >= 2.
+template <class S, class Op>
+TUTTI_INLINE void Reduce(void* const* dsts, int ndst, const void* const* srcs, int nsrc,
+                         size_t count) {
+  constexpr size_t kB = kBlock<S>;
+  alignas(64) Accum<S> acc[kB];
+  for (size_t begin = 0; begin < count; begin += kB) {
+    const size_t len = count - begin < kB ? count - begin : kB;
+    CombineTwo<S, Op>(acc, static_cast<const S*>(srcs[0]) + begin,
+                      static_cast<const S*>(srcs[1]) + begin, len);
+    for (int k = 2; k < nsrc; ++k) {
+      CombineInto<S, Op>(acc, static_cast<const S*>(srcs[k]) + begin, len);
+    }
+    for (int j = 0; j < ndst; ++j) Store<S>(static_cast<S*>(dsts[j]) + begin, acc, len);
+  }
+}
+
+// Two-source reduction straight into one destination, for element types that are their own
+// accumulation type (no rounding step, so no buffer is needed). d may be a or b: each of these
+// variants names every array once, so restrict holds.
+template <class S, class Op>
+TUTTI_INLINE void Reduce2(S* __restrict d, const S* __restrict a, const S* __restrict b,
+                          size_t count) {
+  for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(a[i], b[i]);
+}
+template <class S, class Op>
+TUTTI_INLINE void Reduce2IntoLeft(S* __restrict d, const S* __restrict b, size_t count) {
+  for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(d[i], b[i]);
+}
+template <class S, class Op>
+TUTTI_INLINE void Reduce2IntoRight(S* __restrict d, const S* __restrict a, size_t count) {
+  for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(a[i], d[i]);
+}
+
+// ---- ScaleBy / DivideBy ------------------------------------------------------------------------
+
+// d[i] = s[i] * f for any element type (f already in the accumulation type; for narrow floats
+// the exact product is formed in double and rounded once).
+template <class S>
+TUTTI_INLINE void Scale(S* __restrict d, const S* __restrict s, Accum<S> f, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsNarrowFloat<S>::value) {
+      d[i] = S::FromDouble(static_cast<double>(s[i].ToFloat()) * static_cast<double>(f));
+    } else {
+      d[i] = Prod<S>::Apply(s[i], f);
+    }
+  }
+}
+template <class S>
+TUTTI_INLINE void ScaleInPlace(S* __restrict d, Accum<S> f, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsNarrowFloat<S>::value) {
+      d[i] = S::FromDouble(static_cast<double>(d[i].ToFloat()) * static_cast<double>(f));
+    } else {
+      d[i] = Prod<S>::Apply(d[i], f);
+    }
+  }
+}
+
+// buf[i] /= n: floats through a double quotient rounded once; integers of up to 32 bits through
+// a double quotient truncated (exact: see DivideBy in reduce.cc); 64-bit integers divide.
+template <class S>
+TUTTI_INLINE void Divide(S* __restrict buf, int64_t n, size_t count) {
+  const double dn = static_cast<double>(n);
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsNarrowFloat<S>::value) {
+      buf[i] = S::FromDouble(static_cast<double>(buf[i].ToFloat()) / dn);
+    } else if constexpr (std::is_same_v<S, float>) {
+      buf[i] = static_cast<float>(static_cast<double>(buf[i]) / dn);
+    } else if constexpr (std::is_same_v<S, double>) {
+      buf[i] = buf[i] / dn;
+    } else if constexpr (sizeof(S) < 4 || std::is_same_v<S, int32_t>) {
+      // The quotient fits int32 (|v / n| <= |v|): a conversion SSE2 and AVX2 can vectorise.
+      buf[i] = static_cast<S>(static_cast<int32_t>(static_cast<double>(buf[i]) / dn));
+    } else if constexpr (std::is_same_v<S, uint32_t>) {
+      buf[i] = static_cast<S>(static_cast<int64_t>(static_cast<double>(buf[i]) / dn));
+    } else {
+      buf[i] = static_cast<S>(buf[i] / static_cast<S>(n));
+    }
+  }
+}
+
+}  // namespace tutti::kernels::cpu_loops

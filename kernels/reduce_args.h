@@ -1,0 +1,35 @@
+// Argument checks shared by every implementation of the reduction kernels (CPU and CUDA), so
+// that both reject the same calls with the same messages ("ReduceN: srcs[1] is null (count 8)").
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/status.h"
+#include "kernels/dtype.h"
+
+namespace tutti::kernels {
+
+// InvalidArgument("fn: what").
+Status ArgError(const char* fn, const std::string& what);
+
+// type is one of the DataType values.
+Status CheckType(const char* fn, DataType type);
+// op is sum, prod, min or max (avg and premul_sum are composed by the caller).
+Status CheckElementwiseOp(const char* fn, RedOp op);
+// count * DataTypeSize(type) fits in size_t.
+Status CheckCount(const char* fn, size_t count, DataType type);
+// p is non-null and aligned to the element size; label names it in the message ("srcs[2]").
+Status CheckPointer(const char* fn, const std::string& label, const void* p, size_t count,
+                    DataType type);
+// Whether two buffers of `bytes` overlap without coinciding.
+bool PartiallyOverlap(const void* a, const void* b, size_t bytes);
+
+// Everything ReduceN / ReduceCopyN require: a valid type and element-wise op, nsrc >= 1 and
+// ndst >= 1, and, when count > 0, non-null aligned pointers where no destination partially
+// overlaps a source or another destination. dst_name is "dst" (one destination, named without
+// an index) or "dsts".
+Status CheckReduceArgs(const char* fn, const char* dst_name, void* const* dsts, int ndst,
+                       const void* const* srcs, int nsrc, size_t count, DataType type, RedOp op);
+
+}  // namespace tutti::kernels

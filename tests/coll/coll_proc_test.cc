@@ -1,0 +1,43 @@
+// Every collective x type x op x count, on 1..8 real processes, over shm and over tcp.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "core/communicator.h"
+#include "tests/coll/coll_check.h"
+#include "tests/harness/proc_ranks.h"
+
+namespace tutti::testing {
+namespace {
+
+class Collectives : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(Collectives, AllCasesPass) {
+  const auto [transport, n] = GetParam();
+  auto ends = RunProcRanks(n, [](int rank) {
+    auto comm = Communicator::InitFromEnv();
+    if (!comm.ok()) {
+      fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
+      return 2;
+    }
+    CollCheckConfig cfg;
+    CollCheckResult res = CheckCollectives(**comm, cfg);
+    if (rank == 0) fprintf(stderr, "rank 0: %d collective calls checked, %d failed\n", res.cases, res.failures);
+    (*comm)->Destroy();
+    return res.failures == 0 && res.cases > 0 ? 0 : 1;
+  }, {{"TUTTI_TRANSPORT", transport}, {"TUTTI_TIMEOUT", "60"}}, 600);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(ends[r].exited) << "rank " << r << " killed by signal " << ends[r].signal;
+    EXPECT_EQ(ends[r].code, 0) << "rank " << r << " (failures are printed above)";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, Collectives,
+                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Range(1, 9)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
+
+}  // namespace
+}  // namespace tutti::testing
