@@ -1,0 +1,61 @@
+/* The C API from C: 3 ranks (forked by the test driver) all-reduce, all-gather, split, send/recv
+ * asynchronously, and see a clear error for bad arguments. Returns 0 on success. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/c_api/tutti.h"
+
+#define CHECK(call)                                                                         \
+  do {                                                                                      \
+    tuttiResult_t r_ = (call);                                                              \
+    if (r_ != tuttiSuccess) {                                                               \
+      fprintf(stderr, "%s:%d %s: %s (%s)\n", __FILE__, __LINE__, #call,                     \
+              tuttiGetErrorString(r_), tuttiGetLastError());                                \
+      return 1;                                                                             \
+    }                                                                                       \
+  } while (0)
+
+int c_api_rank_main(void) {
+  tuttiComm_t comm = NULL, sub = NULL;
+  int rank = -1, n = -1;
+  CHECK(tuttiCommInitFromEnv(&comm));
+  CHECK(tuttiCommUserRank(comm, &rank));
+  CHECK(tuttiCommCount(comm, &n));
+  float x[4] = {1.0f * rank, 2.0f, 3.0f, 4.0f}, sum[4];
+  CHECK(tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiSum, comm, NULL));
+  if (sum[0] != n * (n - 1) / 2.0f || sum[1] != 2.0f * n) return 2;
+  int mine = rank * 10, all[16];
+  tuttiWork_t w = NULL;
+  CHECK(tuttiAllGather(&mine, all, 1, tuttiInt32, comm, &w));
+  CHECK(tuttiWorkWait(w, -1));
+  CHECK(tuttiWorkFree(w));
+  for (int i = 0; i < n; ++i)
+    if (all[i] != 10 * i) return 3;
+  /* Ring of tokens with async send/recv. */
+  int out = rank, in = -1;
+  tuttiWork_t ws = NULL, wr = NULL;
+  CHECK(tuttiRecv(&in, 1, tuttiInt32, (rank + n - 1) % n, 5, comm, &wr));
+  CHECK(tuttiSend(&out, 1, tuttiInt32, (rank + 1) % n, 5, comm, &ws));
+  CHECK(tuttiWorkWait(ws, -1));
+  CHECK(tuttiWorkWait(wr, -1));
+  tuttiWorkFree(ws);
+  tuttiWorkFree(wr);
+  if (in != (rank + n - 1) % n) return 4;
+  /* Rank 0 stays out of the split. */
+  CHECK(tuttiCommSplit(comm, rank == 0 ? TUTTI_SPLIT_NOCOLOR : 1, rank, &sub));
+  if ((rank == 0) != (sub == NULL)) return 5;
+  if (sub != NULL) {
+    int sn = 0;
+    CHECK(tuttiCommCount(sub, &sn));
+    if (sn != n - 1) return 6;
+    CHECK(tuttiCommDestroy(sub));
+  }
+  /* Bad input is an error code with a message, not a crash. */
+  if (tuttiAllReduce(x, sum, 4, (tuttiDataType_t)99, tuttiSum, comm, NULL) != tuttiInvalidArgument) return 7;
+  if (tuttiBroadcast(x, x, 4, tuttiFloat32, n + 5, comm, NULL) != tuttiInvalidArgument) return 8;
+  if (strstr(tuttiGetLastError(), "root") == NULL) return 9;
+  CHECK(tuttiBarrier(comm, NULL));
+  CHECK(tuttiCommDestroy(comm));
+  return 0;
+}

@@ -1,0 +1,99 @@
+/* tutti's C API: a stable, NCCL-like interface over the C++ library.
+ *
+ * Every function returns a tuttiResult_t; tuttiGetLastError() gives the message of the last
+ * failure on the calling thread (which names the rank, the operation and the peer).
+ * Collectives take an optional `work` argument: NULL runs the call to completion (blocking);
+ * otherwise the call starts and *work must later be waited for with tuttiWorkWait and released
+ * with tuttiWorkFree. */
+#ifndef TUTTI_C_API_TUTTI_H_
+#define TUTTI_C_API_TUTTI_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  tuttiSuccess = 0,
+  tuttiUnhandledCudaError = 1,
+  tuttiSystemError = 2,
+  tuttiInternalError = 3,
+  tuttiInvalidArgument = 4,
+  tuttiInvalidUsage = 5,
+  tuttiRemoteError = 6,
+  tuttiInProgress = 7,
+  tuttiTimeout = 8,
+  tuttiAborted = 9,
+  tuttiMismatch = 10,
+  tuttiNotMember = 11,
+  tuttiUnavailable = 12,
+} tuttiResult_t;
+
+/* Same numbering as tutti::DataType and tutti::RedOp. */
+typedef enum {
+  tuttiInt8 = 0, tuttiUint8, tuttiInt32, tuttiUint32, tuttiInt64, tuttiUint64,
+  tuttiFloat16, tuttiBfloat16, tuttiFloat32, tuttiFloat64, tuttiFp8E4M3, tuttiFp8E5M2,
+} tuttiDataType_t;
+
+typedef enum { tuttiSum = 0, tuttiProd, tuttiMin, tuttiMax, tuttiAvg, tuttiPremulSum } tuttiRedOp_t;
+
+typedef struct tuttiComm* tuttiComm_t;
+typedef struct tuttiWork* tuttiWork_t;
+
+#define TUTTI_SPLIT_NOCOLOR (-1)
+
+const char* tuttiGetErrorString(tuttiResult_t result);
+/* The message of the last failed call on this thread ("" if none). */
+const char* tuttiGetLastError(void);
+
+/* Communicators. */
+tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm); /* tuttirun, torchrun, mpirun, srun */
+tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, int rank, const char* master_addr,
+                                int master_port, const char* secret);
+/* Collective over comm; ranks with color TUTTI_SPLIT_NOCOLOR get *newcomm = NULL. */
+tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
+tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
+tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
+tuttiResult_t tuttiCommAbort(tuttiComm_t comm); /* fails everything pending; the handle stays valid */
+tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
+
+/* Point-to-point (count elements of datatype; tag >= 0). */
+tuttiResult_t tuttiSend(const void* buf, size_t count, tuttiDataType_t datatype, int peer, int tag,
+                        tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiRecv(void* buf, size_t count, tuttiDataType_t datatype, int peer, int tag,
+                        tuttiComm_t comm, tuttiWork_t* work);
+
+/* Collectives; counts and buffer sizes as in tutti::Communicator (count is per rank). */
+tuttiResult_t tuttiBroadcast(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                             int root, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiReduce(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                          tuttiRedOp_t op, int root, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiScatter(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                           int root, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiGather(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                          int root, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiAllReduce(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                             tuttiRedOp_t op, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiAllGather(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                             tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiReduceScatter(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                                 tuttiRedOp_t op, tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiAllToAll(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t datatype,
+                            tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiBarrier(tuttiComm_t comm, tuttiWork_t* work);
+/* premul_sum all-reduce: this rank's input is multiplied by `scalar` before the sum. */
+tuttiResult_t tuttiAllReducePremulSum(const void* sendbuf, void* recvbuf, size_t count,
+                                      tuttiDataType_t datatype, double scalar, tuttiComm_t comm,
+                                      tuttiWork_t* work);
+
+/* Asynchronous operations. timeout_s < 0: the communicator's timeout. */
+tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s);
+tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done); /* done: 1 when finished (then its result is returned) */
+tuttiResult_t tuttiWorkFree(tuttiWork_t work);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUTTI_C_API_TUTTI_H_ */
