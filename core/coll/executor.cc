@@ -169,8 +169,15 @@ std::string CollectiveRun::Progress() const {
     std::string waiting;
     for (const auto& op : st.ops)
       if (!op->done.load()) waiting += (waiting.empty() ? "" : ", ") + std::string(op->kind == Op::Kind::kSend ? "sending to rank " : "receiving from rank ") + std::to_string(op->peer);
+    std::string foreign;
+    for (int peer : engine_->PeersWithForeignMessages(Tag(s), sig_))
+      foreign += (foreign.empty() ? "" : ", ") + std::to_string(peer);
+    if (!foreign.empty())
+      foreign = "; rank(s) " + foreign +
+                " sent messages of a different call in this position: the ranks called different collectives, "
+                "counts, types, ops or roots";
     return "stream " + std::to_string(s) + " at step " + std::to_string(st.step + 1) + " of " +
-           std::to_string(steps.size()) + (waiting.empty() ? "" : ", " + waiting);
+           std::to_string(steps.size()) + (waiting.empty() ? "" : ", " + waiting) + foreign;
   }
   return "finishing";
 }

@@ -324,6 +324,21 @@ bool P2PEngine::Poll() {
   return moved;
 }
 
+std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> out;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    auto it = peers_[i].unexpected.find(tag);
+    if (it == peers_[i].unexpected.end()) continue;
+    for (const auto& in : it->second)
+      if (in->sig != sig) {
+        out.push_back(static_cast<int>(i));
+        break;
+      }
+  }
+  return out;
+}
+
 void P2PEngine::SetBackgroundWork(std::function<bool()> fn) { background_work_ = std::move(fn); }
 
 void P2PEngine::Abort(const std::string& why) {

@@ -73,6 +73,9 @@ class P2PEngine : public FrameSink {
   void Fail(const Status& why);
   // One non-blocking progress pass if nobody else is making progress now; true if anything moved.
   bool Poll();
+  // Ranks from which messages with `tag` but another signature than `sig` wait unmatched (a
+  // sign that the ranks called different collectives).
+  std::vector<int> PeersWithForeignMessages(int tag, uint32_t sig) const;
   // Work the progress thread also drives (collectives in flight); returns true while active.
   void SetBackgroundWork(std::function<bool()> fn);
 

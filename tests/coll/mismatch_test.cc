@@ -1,0 +1,73 @@
+// Mismatched collective calls (different collective, count, type, op or root in the same
+// position) end with a clear error on every rank involved, never a hang or garbage.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "tests/harness/thread_ranks.h"
+
+namespace tutti::testing {
+namespace {
+
+using Call = std::function<Status(Communicator&, std::vector<float>&, std::vector<float>&)>;
+
+// Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it.
+void ExpectMismatch(const Call& a, const Call& b) {
+  CommOptions o;
+  o.timeout_s = 2;
+  RunThreadRanks(2, [&](Communicator& c) {
+    std::vector<float> in(64, 1.0f), out(64, 0.0f);
+    Status st = (c.rank() == 0 ? a : b)(c, in, out);
+    ASSERT_FALSE(st.ok()) << "rank " << c.rank() << " did not notice the mismatch";
+    // Mismatch where the messages meet; a timeout (or the peer's report of one) where they cannot.
+    EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kTimeout || st.code() == Code::kRemoteError)
+        << st.ToString();
+    EXPECT_NE(st.message().find("different c"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("rank " + std::to_string(c.rank())), std::string::npos) << st.ToString();
+  }, o);
+}
+
+Call AllReduce(size_t count, DataType t, RedOp op = RedOp::kSum) {
+  return [=](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+    return c.AllReduce(in.data(), out.data(), count, t, op);
+  };
+}
+
+TEST(Mismatch, Count) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(12, DataType::kFloat32)); }
+
+TEST(Mismatch, Type) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kInt32)); }
+
+TEST(Mismatch, Op) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kFloat32, RedOp::kMax)); }
+
+TEST(Mismatch, Collective) {
+  ExpectMismatch(AllReduce(8, DataType::kFloat32),
+                 [](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+                   return c.AllGather(in.data(), out.data(), 8, DataType::kFloat32);
+                 });
+}
+
+TEST(Mismatch, Root) {
+  // Both ranks think they are the root: both only send, so no message is ever received; the
+  // timeout says that the other rank's messages belong to another call.
+  auto bcast = [](int root) {
+    return [root](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+      return c.Broadcast(in.data(), out.data(), 16, DataType::kFloat32, root);
+    };
+  };
+  ExpectMismatch(bcast(0), bcast(1));
+}
+
+TEST(Mismatch, Algorithm) {
+  auto with = [](const char* algo) {
+    return [algo](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+      CollOptions o;
+      o.algorithm = algo;
+      return c.AllReduce(in.data(), out.data(), 32, DataType::kFloat32, RedOp::kSum, o);
+    };
+  };
+  ExpectMismatch(with("ring"), with("rhd"));
+}
+
+}  // namespace
+}  // namespace tutti::testing
