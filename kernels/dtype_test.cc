@@ -6,9 +6,9 @@ namespace tutti {
 namespace {
 
 TEST(DataType, NamesRoundTrip) {
-  const char* expected[kNumDataTypes] = {"int8",    "uint8",    "int32",   "uint32",
-                                         "int64",   "uint64",   "float16", "bfloat16",
-                                         "float32", "float64",  "fp8_e4m3", "fp8_e5m2"};
+  const char* expected[kNumDataTypes] = {"int8",    "uint8",   "int32",    "uint32",
+                                         "int64",   "uint64",  "float16",  "bfloat16",
+                                         "float32", "float64", "fp8_e4m3", "fp8_e5m2"};
   for (int i = 0; i < kNumDataTypes; ++i) {
     const DataType t = static_cast<DataType>(i);
     EXPECT_STREQ(DataTypeName(t), expected[i]);

@@ -88,8 +88,8 @@ class RefEncoder {
     const double a = std::fabs(x);
     if (a >= values_[max_code_ + 1]) return sign | overflow_code;
     // First code whose value is >= a, and the one below it.
-    const uint32_t hi = static_cast<uint32_t>(
-        std::lower_bound(values_.begin(), values_.end(), a) - values_.begin());
+    const uint32_t hi = static_cast<uint32_t>(std::lower_bound(values_.begin(), values_.end(), a) -
+                                              values_.begin());
     uint32_t best = hi;
     if (values_[hi] != a && hi != 0) {
       const uint32_t lo = hi - 1;

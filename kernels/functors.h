@@ -61,7 +61,7 @@ struct WrapType {
   using type = T;
 };
 template <class T>
-  requires std::is_integral_v<T>
+requires std::is_integral_v<T>
 struct WrapType<T> {
   using type = std::make_unsigned_t<T>;
 };

@@ -73,8 +73,8 @@ TEST(Functors, DispatchCoversEveryTypeWithItsSize) {
         t, [](auto tag) { return sizeof(typename decltype(tag)::type); }, [] { return size_t{0}; });
     EXPECT_EQ(size, DataTypeSize(t)) << DataTypeName(t);
   }
-  EXPECT_EQ(DispatchType(static_cast<DataType>(kNumDataTypes), [](auto) { return 1; },
-                         [] { return -1; }),
+  EXPECT_EQ(DispatchType(
+                static_cast<DataType>(kNumDataTypes), [](auto) { return 1; }, [] { return -1; }),
             -1);
   const auto is_float = [](DataType t) {
     return DispatchType(
@@ -89,7 +89,8 @@ TEST(Functors, DispatchCoversEveryTypeWithItsSize) {
 TEST(Functors, DispatchOpOnlyForTheFourElementwiseOps) {
   int hits = 0;
   for (int i = 0; i < kNumRedOps; ++i) {
-    hits += DispatchOp<float>(static_cast<RedOp>(i), [](auto) { return 1; }, [] { return 0; });
+    hits += DispatchOp<float>(
+        static_cast<RedOp>(i), [](auto) { return 1; }, [] { return 0; });
   }
   EXPECT_EQ(hits, 4);
   const float r = DispatchOp<float>(

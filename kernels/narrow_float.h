@@ -75,7 +75,8 @@ struct NarrowFloat {
       // Normal numbers: rebias the exponent, shift the mantissa into place.
       const uint32_t normal = (mag << (23 - M)) + (uint32_t{127 - kBias} << 23);
       // Zero and subnormals: mantissa * 2^(1 - bias - M), exact in float.
-      const uint32_t sub = FloatBits(static_cast<float>(static_cast<int32_t>(mag)) * SubnormalUlp());
+      const uint32_t sub =
+          FloatBits(Mul(static_cast<float>(static_cast<int32_t>(mag)), SubnormalUlp()));
       // Infinities and NaNs (IEEE-like), or the single NaN (finite-only).
       const uint32_t special = 0x7f800000u | (mag << (23 - M));
       const bool is_special = kFiniteOnly ? mag == kFiniteOnlyNaN : mag >= kInfCode;
@@ -100,13 +101,13 @@ struct NarrowFloat {
     // float unit round |f| to a multiple of that ulp; the low bits are then the code (up to 2^M,
     // the smallest normal, when it rounds up).
     const float magic = FloatFromBits(uint32_t{127 + 24 - kBias - M} << 23);
-    const uint32_t sub = FloatBits(FloatFromBits(a) + magic) - FloatBits(magic);
+    const uint32_t sub = FloatBits(Add(FloatFromBits(a), magic)) - FloatBits(magic);
     constexpr uint32_t kMinNormalFloatBits = uint32_t{128 - kBias} << 23;  // 2^(1 - bias)
     uint32_t out = a < kMinNormalFloatBits ? sub : normal;
     constexpr uint32_t kOverflowCode = kFiniteOnly ? kMaxFiniteCode : kInfCode;
     out = out < kOverflowCode ? out : kOverflowCode;
-    const uint32_t nan = kFiniteOnly ? kFiniteOnlyNaN
-                                     : kInfCode | (1u << (M - 1)) | ((a >> kShift) & kMantissaMask);
+    const uint32_t nan =
+        kFiniteOnly ? kFiniteOnlyNaN : kInfCode | (1u << (M - 1)) | ((a >> kShift) & kMantissaMask);
     out = a > 0x7f800000u ? nan : out;
     return FromBits(sign | out);
   }
@@ -118,6 +119,23 @@ struct NarrowFloat {
   }
 
  private:
+  // Rounded float operations that a device compiler may not fuse into an FMA with a neighbouring
+  // operation (nvcc contracts by default; the host kernels build with -ffp-contract=off).
+  TUTTI_HD TUTTI_INLINE static float Add(float x, float y) {
+#if defined(__CUDA_ARCH__)
+    return __fadd_rn(x, y);
+#else
+    return x + y;
+#endif
+  }
+  TUTTI_HD TUTTI_INLINE static float Mul(float x, float y) {
+#if defined(__CUDA_ARCH__)
+    return __fmul_rn(x, y);
+#else
+    return x * y;
+#endif
+  }
+
   TUTTI_HD TUTTI_INLINE static float SubnormalUlp() {
     return FloatFromBits(uint32_t{127 + 1 - kBias - M} << 23);  // 2^(1 - bias - M), a normal float
   }

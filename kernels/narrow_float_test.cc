@@ -85,8 +85,9 @@ TYPED_TEST(NarrowFloatTest, MidpointsAndNeighboursMatchNearestSearch) {
   const uint32_t max_code = testing::RefMaxFiniteCode(f);
   for (uint32_t c = 0; c <= max_code; ++c) {
     const double lo = RefDecode(f, c);
-    const double hi = c < max_code ? RefDecode(f, c + 1)
-                                   : lo + std::ldexp(1.0, static_cast<int>(c >> f.m) - f.bias() - f.m);
+    const double hi = c < max_code
+                          ? RefDecode(f, c + 1)
+                          : lo + std::ldexp(1.0, static_cast<int>(c >> f.m) - f.bias() - f.m);
     const float mid = static_cast<float>((lo + hi) / 2);
     ASSERT_EQ(static_cast<double>(mid), (lo + hi) / 2) << "midpoint not exact";
     const float cases[] = {static_cast<float>(lo), mid,

@@ -28,12 +28,11 @@ Status CheckElementwiseOp(const char* fn, RedOp op) {
     case RedOp::kSum:
     case RedOp::kProd:
     case RedOp::kMin:
-    case RedOp::kMax:
-      return OkStatus();
+    case RedOp::kMax: return OkStatus();
     case RedOp::kAvg:
     case RedOp::kPremulSum:
       return ArgError(fn, std::string("op ") + RedOpName(op) +
-                         " is not element-wise; compose it from sum with ScaleBy / DivideBy");
+                              " is not element-wise; compose it from sum with ScaleBy / DivideBy");
   }
   return ArgError(fn, "unknown op " + std::to_string(static_cast<int>(op)));
 }
@@ -45,7 +44,7 @@ Status CheckPointer(const char* fn, const std::string& label, const void* p, siz
   }
   if (reinterpret_cast<uintptr_t>(p) % DataTypeSize(type) != 0) {
     return ArgError(fn, label + " is not aligned to the " + std::to_string(DataTypeSize(type)) +
-                       "-byte elements of " + DataTypeName(type));
+                            "-byte elements of " + DataTypeName(type));
   }
   return OkStatus();
 }
@@ -68,7 +67,8 @@ Status CheckReduceArgs(const char* fn, const char* dst_name, void* const* dsts, 
   TUTTI_RETURN_IF_ERROR(CheckElementwiseOp(fn, op));
   TUTTI_RETURN_IF_ERROR(CheckCount(fn, count, type));
   if (nsrc < 1) return ArgError(fn, "need at least one source (n = " + std::to_string(nsrc) + ")");
-  if (ndst < 1) return ArgError(fn, "need at least one destination (ndst = " + std::to_string(ndst) + ")");
+  if (ndst < 1)
+    return ArgError(fn, "need at least one destination (ndst = " + std::to_string(ndst) + ")");
   if (count == 0) return OkStatus();
   if (srcs == nullptr) return ArgError(fn, "srcs is null (count " + std::to_string(count) + ")");
   if (dsts == nullptr) return ArgError(fn, "dsts is null (count " + std::to_string(count) + ")");

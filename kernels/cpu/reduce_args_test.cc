@@ -33,8 +33,10 @@ TEST(ReduceArgs, NullPointersWithData) {
   ExpectInvalid(ReduceN(d, nullptr, 2, 4, DataType::kFloat32, RedOp::kSum), "srcs is null");
   ExpectInvalid(ReduceN(d, with_null, 2, 4, DataType::kFloat32, RedOp::kSum), "srcs[1] is null");
   void* dsts[2] = {d, nullptr};
-  ExpectInvalid(ReduceCopyN(dsts, 2, srcs, 2, 4, DataType::kFloat32, RedOp::kSum), "dsts[1] is null");
-  ExpectInvalid(ReduceCopyN(nullptr, 2, srcs, 2, 4, DataType::kFloat32, RedOp::kSum), "dsts is null");
+  ExpectInvalid(ReduceCopyN(dsts, 2, srcs, 2, 4, DataType::kFloat32, RedOp::kSum),
+                "dsts[1] is null");
+  ExpectInvalid(ReduceCopyN(nullptr, 2, srcs, 2, 4, DataType::kFloat32, RedOp::kSum),
+                "dsts is null");
   ExpectInvalid(ScaleBy(nullptr, a, 4, DataType::kFloat32, 2.0), "dst is null");
   ExpectInvalid(ScaleBy(d, nullptr, 4, DataType::kFloat32, 2.0), "src is null");
   // Nothing to do: null is fine.
@@ -51,13 +53,15 @@ TEST(ReduceArgs, AvgAndPremulSumAreNotElementwise) {
   ExpectInvalid(ReduceN(d, srcs, 1, 0, DataType::kFloat32, RedOp::kAvg), "ScaleBy / DivideBy");
   void* dsts[1] = {d};
   ExpectInvalid(ReduceCopyN(dsts, 1, srcs, 1, 2, DataType::kFloat32, RedOp::kAvg), "op avg");
-  ExpectInvalid(ReduceN(d, srcs, 1, 2, DataType::kFloat32, static_cast<RedOp>(17)), "unknown op 17");
+  ExpectInvalid(ReduceN(d, srcs, 1, 2, DataType::kFloat32, static_cast<RedOp>(17)),
+                "unknown op 17");
 }
 
 TEST(ReduceArgs, UnknownType) {
   float a[2] = {}, d[2];
   const void* srcs[1] = {a};
-  ExpectInvalid(ReduceN(d, srcs, 1, 2, static_cast<DataType>(12), RedOp::kSum), "unknown data type 12");
+  ExpectInvalid(ReduceN(d, srcs, 1, 2, static_cast<DataType>(12), RedOp::kSum),
+                "unknown data type 12");
   ExpectInvalid(ScaleBy(d, a, 2, static_cast<DataType>(99), 1.0), "unknown data type");
 }
 
@@ -67,7 +71,8 @@ TEST(ReduceArgs, MisalignedAndOverlapping) {
   char* bytes = reinterpret_cast<char*>(buf);
   ExpectInvalid(ReduceN(bytes + 1, srcs, 2, 4, DataType::kFloat32, RedOp::kSum), "not aligned");
   const void* odd[2] = {buf, bytes + 2};
-  ExpectInvalid(ReduceN(buf + 12, odd, 2, 4, DataType::kFloat32, RedOp::kSum), "srcs[1] is not aligned");
+  ExpectInvalid(ReduceN(buf + 12, odd, 2, 4, DataType::kFloat32, RedOp::kSum),
+                "srcs[1] is not aligned");
   // dst overlapping the first source by two elements.
   ExpectInvalid(ReduceN(buf + 2, srcs, 2, 4, DataType::kFloat32, RedOp::kSum),
                 "dst partially overlaps srcs[0]");

@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/cpu/f16c.h"
 #include "kernels/functors.h"
 
 namespace tutti::kernels::cpu_loops {
@@ -24,8 +26,8 @@ template <class S>
 inline constexpr size_t kBlock = 8192 / sizeof(Accum<S>);
 
 template <class S, class Op>
-TUTTI_INLINE void CombineTwo(Accum<S>* __restrict acc, const S* __restrict a,
-                             const S* __restrict b, size_t len) {
+TUTTI_INLINE void CombineTwo(Accum<S>* __restrict acc, const S* __restrict a, const S* __restrict b,
+                             size_t len) {
   for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(Widen(a[i]), Widen(b[i]));
 }
 
@@ -57,6 +59,28 @@ TUTTI_INLINE void Reduce(void* const* dsts, int ndst, const void* const* srcs, i
       CombineInto<S, Op>(acc, static_cast<const S*>(srcs[k]) + begin, len);
     }
     for (int j = 0; j < ndst; ++j) Store<S>(static_cast<S*>(dsts[j]) + begin, acc, len);
+  }
+}
+
+// float16 on CPUs with F16C: each block of a source is widened by vcvtph2ps into a float
+// buffer and the result rounded by vcvtps2ph (the same bits as the portable conversions, about
+// four times faster).
+template <class Op>
+TUTTI_INLINE void ReduceHalfF16C(void* const* dsts, int ndst, const void* const* srcs, int nsrc,
+                                 size_t count) {
+  constexpr size_t kB = kBlock<Float16>;
+  alignas(64) float acc[kB];
+  alignas(64) float tmp[kB];
+  for (size_t begin = 0; begin < count; begin += kB) {
+    const size_t len = count - begin < kB ? count - begin : kB;
+    cpu::HalfToFloatF16C(acc, static_cast<const uint16_t*>(srcs[0]) + begin, len);
+    for (int k = 1; k < nsrc; ++k) {
+      cpu::HalfToFloatF16C(tmp, static_cast<const uint16_t*>(srcs[k]) + begin, len);
+      for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], tmp[i]);
+    }
+    for (int j = 0; j < ndst; ++j) {
+      cpu::FloatToHalfF16C(static_cast<uint16_t*>(dsts[j]) + begin, acc, len);
+    }
   }
 }
 

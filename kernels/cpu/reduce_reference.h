@@ -108,7 +108,8 @@ inline std::vector<uint8_t> RefReduce(const std::vector<const void*>& srcs, size
     for (size_t i = 0; i < count; ++i) {
       float acc = static_cast<float>(RefDecode(f, static_cast<uint32_t>(LoadBits(srcs[0], i, t))));
       for (size_t k = 1; k < srcs.size(); ++k) {
-        const float x = static_cast<float>(RefDecode(f, static_cast<uint32_t>(LoadBits(srcs[k], i, t))));
+        const float x =
+            static_cast<float>(RefDecode(f, static_cast<uint32_t>(LoadBits(srcs[k], i, t))));
         acc = RefCombineFloat(op, acc, x);
       }
       // One source is a copy: the exact bits, NaN payloads included.
@@ -137,7 +138,8 @@ inline std::vector<uint8_t> RefReduce(const std::vector<const void*>& srcs, size
   } else {
     for (size_t i = 0; i < count; ++i) {
       uint64_t acc = LoadBits(srcs[0], i, t);
-      for (size_t k = 1; k < srcs.size(); ++k) acc = RefCombineInt(op, t, acc, LoadBits(srcs[k], i, t));
+      for (size_t k = 1; k < srcs.size(); ++k)
+        acc = RefCombineInt(op, t, acc, LoadBits(srcs[k], i, t));
       StoreBits(out.data(), i, t, acc);  // truncates to the width
     }
   }

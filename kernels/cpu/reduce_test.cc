@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/f16c.h"
 #include "kernels/cpu/reduce_reference.h"
 
 namespace tutti::kernels {
@@ -17,10 +18,10 @@ using testing::IsNarrow;
 using testing::RefReduce;
 using testing::SameElement;
 
-constexpr DataType kAllTypes[] = {
-    DataType::kInt8,    DataType::kUint8,    DataType::kInt32,   DataType::kUint32,
-    DataType::kInt64,   DataType::kUint64,   DataType::kFloat16, DataType::kBfloat16,
-    DataType::kFloat32, DataType::kFloat64,  DataType::kFp8E4M3, DataType::kFp8E5M2};
+constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
+                                  DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
+                                  DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
+                                  DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
 constexpr RedOp kElementwiseOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
 
 // A buffer of `count` elements placed one element past a 64-byte boundary (so that vector loops
@@ -60,7 +61,7 @@ void Fill(void* buf, size_t count, DataType t, std::mt19937_64& rng) {
       double v = std::ldexp(static_cast<double>(r % 2000) / 1000.0 + 0.25,
                             static_cast<int>(rng() % 9) - 4);
       if (r & (uint64_t{1} << 40)) v = -v;
-      const double specials[] = {0.0,  -0.0,  INFINITY, -INFINITY, NAN,  1e-310,
+      const double specials[] = {0.0,   -0.0, INFINITY, -INFINITY, NAN, 1e-310,
                                  1e-40, 3e38, 1e300,    65504,     448};
       if (kind == 0) v = specials[rng() % (sizeof(specials) / sizeof(specials[0]))];
       const bool raw = kind == 1 || (IsNarrow(t) && kind < 6);
@@ -81,8 +82,9 @@ void Fill(void* buf, size_t count, DataType t, std::mt19937_64& rng) {
 }
 
 std::string Describe(DataType t, RedOp op, int n, size_t count) {
-  return std::string(DataTypeName(t)) + " " + RedOpName(op) + " n=" + std::to_string(n) +
-         " count=" + std::to_string(count);
+  return std::string(DataTypeName(t)) +
+         (cpu::HasF16C() || t != DataType::kFloat16 ? "" : " (portable)") + " " + RedOpName(op) +
+         " n=" + std::to_string(n) + " count=" + std::to_string(count);
 }
 
 // Compares got with want element by element; reports the first difference.
@@ -98,9 +100,38 @@ std::string Describe(DataType t, RedOp op, int n, size_t count) {
   return ::testing::AssertionSuccess();
 }
 
+// Runs the float16 cases with the F16C path off, so that the portable path is tested on every
+// CPU (the F16C one where the CPU has it).
+class PortableHalf {
+ public:
+  explicit PortableHalf(bool on) : on_(on) {
+    if (on_) cpu::SetF16CEnabledForTesting(false);
+  }
+  ~PortableHalf() {
+    if (on_) cpu::SetF16CEnabledForTesting(true);
+  }
+
+ private:
+  bool on_;
+};
+
+// Every type, plus float16 once more on the portable path.
+struct TypeCase {
+  DataType type;
+  bool portable_half;
+};
+std::vector<TypeCase> TypeCases() {
+  std::vector<TypeCase> cases;
+  for (DataType t : kAllTypes) cases.push_back({t, false});
+  cases.push_back({DataType::kFloat16, true});
+  return cases;
+}
+
 TEST(ReduceN, EveryTypeOpSourceCountAndLength) {
   std::mt19937_64 rng(2024);
-  for (DataType t : kAllTypes) {
+  for (const TypeCase tc : TypeCases()) {
+    const PortableHalf portable(tc.portable_half);
+    const DataType t = tc.type;
     for (RedOp op : kElementwiseOps) {
       for (int n : {1, 2, 3, 5, 8}) {
         for (size_t count : {0, 1, 7, 33, 1000, 4099}) {
@@ -130,7 +161,9 @@ TEST(ReduceN, EveryTypeOpSourceCountAndLength) {
 // Lengths that cross the kernels' 8 KiB blocks, with the destination being the last source.
 TEST(ReduceN, BlockBoundariesAndDestinationIsLastSource) {
   std::mt19937_64 rng(7);
-  for (DataType t : kAllTypes) {
+  for (const TypeCase tc : TypeCases()) {
+    const PortableHalf portable(tc.portable_half);
+    const DataType t = tc.type;
     for (RedOp op : kElementwiseOps) {
       const size_t count = 3 * 8192 + 5;
       SCOPED_TRACE(Describe(t, op, 3, count));
@@ -152,7 +185,9 @@ TEST(ReduceN, BlockBoundariesAndDestinationIsLastSource) {
 TEST(ReduceN, TwoSourceAliasing) {
   std::mt19937_64 rng(99);
   const size_t count = 1003;
-  for (DataType t : kAllTypes) {
+  for (const TypeCase tc : TypeCases()) {
+    const PortableHalf portable(tc.portable_half);
+    const DataType t = tc.type;
     for (RedOp op : kElementwiseOps) {
       SCOPED_TRACE(Describe(t, op, 2, count));
       Buffer a(count, t), b(count, t);
@@ -173,8 +208,10 @@ TEST(ReduceN, TwoSourceAliasing) {
 // Min/max ties between -0 and +0 keep the left operand, on every path (separate destination,
 // destination on either source, more sources than two).
 TEST(ReduceN, SignedZeroTiesKeepTheLeftOperand) {
-  for (DataType t : {DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
-                     DataType::kFloat64, DataType::kFp8E4M3, DataType::kFp8E5M2}) {
+  for (const TypeCase tc : TypeCases()) {
+    const PortableHalf portable(tc.portable_half);
+    const DataType t = tc.type;
+    if (!IsFloatingPoint(t)) continue;
     const uint64_t neg = uint64_t{1} << (8 * DataTypeSize(t) - 1);
     for (RedOp op : {RedOp::kMin, RedOp::kMax}) {
       for (int n : {2, 3}) {
@@ -247,7 +284,9 @@ TEST(ReduceN, KnownValues) {
 
 TEST(ReduceCopyN, ThreeDestinationsOneOfThemASource) {
   std::mt19937_64 rng(5);
-  for (DataType t : kAllTypes) {
+  for (const TypeCase tc : TypeCases()) {
+    const PortableHalf portable(tc.portable_half);
+    const DataType t = tc.type;
     for (RedOp op : kElementwiseOps) {
       for (int n : {1, 2, 4}) {
         for (size_t count : {0, 33, 4099}) {

@@ -18,10 +18,10 @@ using testing::LoadBits;
 using testing::LoadSigned;
 using testing::StoreBits;
 
-constexpr DataType kAllTypes[] = {
-    DataType::kInt8,    DataType::kUint8,    DataType::kInt32,   DataType::kUint32,
-    DataType::kInt64,   DataType::kUint64,   DataType::kFloat16, DataType::kBfloat16,
-    DataType::kFloat32, DataType::kFloat64,  DataType::kFp8E4M3, DataType::kFp8E5M2};
+constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
+                                  DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
+                                  DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
+                                  DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
 
 double ValueOf(const void* buf, size_t i, DataType t) {
   if (IsNarrow(t)) {
@@ -72,9 +72,9 @@ TEST(ScaleBy, EveryTypeAgainstReference) {
   std::mt19937_64 rng(11);
   const size_t count = 1037;
   for (DataType t : kAllTypes) {
-    const std::vector<double> scalars = IsFloatingPoint(t)
-        ? std::vector<double>{0.5, -3.0, 0.1, 1.0 / 3.0, 1e-3, 1e30, 0.0}
-        : std::vector<double>{3.0, -1.0, 0.0, 1.0, 7.0};
+    const std::vector<double> scalars =
+        IsFloatingPoint(t) ? std::vector<double>{0.5, -3.0, 0.1, 1.0 / 3.0, 1e-3, 1e30, 0.0}
+                           : std::vector<double>{3.0, -1.0, 0.0, 1.0, 7.0};
     for (double scalar : scalars) {
       if (scalar < 0 && !IsFloatingPoint(t) && !testing::IsSigned(t)) continue;
       SCOPED_TRACE(std::string(DataTypeName(t)) + " * " + std::to_string(scalar));
@@ -91,7 +91,8 @@ TEST(ScaleBy, EveryTypeAgainstReference) {
           // rounded once.
           const double f = static_cast<float>(scalar);
           bits = t == DataType::kFloat32
-                     ? EncodeFloat(static_cast<float>(ValueOf(src.data(), i, t)) * static_cast<float>(f), t)
+                     ? EncodeFloat(
+                           static_cast<float>(ValueOf(src.data(), i, t)) * static_cast<float>(f), t)
                      : EncodeFloat(ValueOf(src.data(), i, t) * f, t);
         }
         StoreBits(want.data(), i, t, bits);
@@ -183,7 +184,8 @@ TEST(DivideBy, EveryTypeAgainstReference) {
 }
 
 TEST(DivideBy, IntegersTruncateTowardZero) {
-  int32_t a[6] = {7, -7, 5, -5, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  int32_t a[6] = {
+      7, -7, 5, -5, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
   ASSERT_TRUE(DivideBy(a, 6, DataType::kInt32, 2).ok());
   EXPECT_EQ(a[0], 3);
   EXPECT_EQ(a[1], -3);

@@ -170,7 +170,7 @@ Status ReduceNAsync(void* dst, const void* const* srcs, int n, size_t count, Dat
 
   if (device_ptrs != nullptr) {
     const cudaError_t err = cudaFreeAsync(device_ptrs, stream);
-    if (st.ok() && err != cudaSuccess) st = CudaError("cudaFreeAsync", err);
+    if (st.ok() && err != cudaSuccess) return CudaError("cudaFreeAsync", err);
   }
   return st;
 }

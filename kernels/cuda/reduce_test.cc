@@ -21,10 +21,10 @@ namespace {
 
 namespace ref = kernels::testing;
 
-constexpr DataType kAllTypes[] = {
-    DataType::kInt8,    DataType::kUint8,    DataType::kInt32,   DataType::kUint32,
-    DataType::kInt64,   DataType::kUint64,   DataType::kFloat16, DataType::kBfloat16,
-    DataType::kFloat32, DataType::kFloat64,  DataType::kFp8E4M3, DataType::kFp8E5M2};
+constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
+                                  DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
+                                  DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
+                                  DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
 constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
 
 TEST(CudaReduceArgs, RejectedBeforeTouchingTheDevice) {
@@ -135,9 +135,9 @@ TEST_F(CudaReduce, MatchesCpuForEveryTypeOpAndPlacement) {
         for (size_t count : {0, 1, 7, 33, 1000, 4099}) {
           for (Placement pl : {Placement::kAligned, Placement::kSharedMisalignment,
                                Placement::kMixedMisalignment}) {
-            SCOPED_TRACE(std::string(DataTypeName(t)) + " " + RedOpName(op) + " n=" +
-                         std::to_string(n) + " count=" + std::to_string(count) + " placement=" +
-                         std::to_string(static_cast<int>(pl)));
+            SCOPED_TRACE(std::string(DataTypeName(t)) + " " + RedOpName(op) +
+                         " n=" + std::to_string(n) + " count=" + std::to_string(count) +
+                         " placement=" + std::to_string(static_cast<int>(pl)));
             CheckCase(t, op, n, count, pl, /*in_place=*/false, rng);
             if (HasFatalFailure()) return;
           }
