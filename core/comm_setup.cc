@@ -8,7 +8,9 @@
 #include <random>
 #include <set>
 
+#include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
+#include "core/coll/selector.h"
 #include "core/env.h"
 #include "core/logging.h"
 #include "transport/shm/shm_connection.h"
@@ -69,6 +71,8 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   TUTTI_ASSIGN_OR_RETURN(int64_t eager, EnvInt("TUTTI_EAGER_LIMIT"));
   if (eager < 0) return InvalidArgument("TUTTI_EAGER_LIMIT must be >= 0");
   TUTTI_ASSIGN_OR_RETURN(int64_t spin, EnvInt("TUTTI_SPIN_US"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t yield_us, EnvInt("TUTTI_YIELD_US"));
+  r.engine.yield_us = static_cast<int>(std::clamp<int64_t>(yield_us, 0, 10000000));
   r.engine.rank = rank;
   r.engine.size = size;
   r.engine.timeout_s = r.timeout_s;
@@ -115,6 +119,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     return InvalidArgument("rank " + std::to_string(rank) + " outside 0.." + std::to_string(size - 1));
   if (!store) return InvalidArgument("no store given");
   TUTTI_ASSIGN_OR_RETURN(Resolved cfg, Resolve(rank, size, opts));
+  TUTTI_ASSIGN_OR_RETURN(CollConfig coll_cfg, CollConfig::FromEnv());
   SetLogRank(rank);
   // Let peers read our buffers with process_vm_readv even under Yama's ptrace restrictions.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -228,6 +233,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
   comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
   comm->colls_ = std::make_shared<CollRegistry>();
+  comm->buffers_ = std::make_shared<BufferPool>();
+  comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
   std::weak_ptr<CollRegistry> colls = comm->colls_;
   engine->SetBackgroundWork([colls] {
     auto c = colls.lock();

@@ -28,6 +28,8 @@ struct CommOptions {
   bool secret_set = false;  // true: use `secret` even if empty
 };
 
+class BufferPool;
+struct CollConfig;
 class CollRegistry;
 
 // Options of one collective call.
@@ -127,6 +129,8 @@ class Communicator {
   int split_count_ = 0;
   uint64_t coll_seq_ = 0;
   std::shared_ptr<CollRegistry> colls_;
+  std::shared_ptr<BufferPool> buffers_;
+  std::shared_ptr<const CollConfig> coll_cfg_;
   std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
   bool destroyed_ = false;
 

@@ -78,7 +78,10 @@ const std::vector<EnvVar>& EnvRegistry() {
        "Cost model of shared memory for algorithm selection: \"alpha_us,GBps,reduce_GBps\"."},
       {"TUTTI_COST_TCP", T::kString, "", "Cost model of TCP, as TUTTI_COST_SHM."},
       {"TUTTI_SPIN_US", T::kInt, "50",
-       "Microseconds a waiting thread polls before it sleeps."},
+       "Microseconds a waiting thread polls flat out before it starts yielding the core."},
+      {"TUTTI_YIELD_US", T::kInt, "2000",
+       "Microseconds a waiting thread keeps polling while yielding the core to other runnable "
+       "threads, before it sleeps (back-off up to 1 ms)."},
   };
   return vars;
 }

@@ -1,4 +1,5 @@
 #include "core/coll/coll_registry.h"
+#include "core/p2p/waiter.h"
 
 #include <sched.h>
 #include <time.h>
@@ -31,11 +32,9 @@ Status CollWork::Wait(double timeout_s) {
   if (timeout_s < 0) timeout_s = default_timeout_s_;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-  const auto spin_until = start + std::chrono::microseconds(spin_us_);
-  int backoff_us = 10;
-  unsigned iter = 0;
+  Waiter waiter(spin_us_, yield_us_);
   while (true) {
-    registry_->AdvanceAll();  // also drives collectives nobody waits on yet
+    bool moved = registry_->AdvanceAll();  // also drives collectives nobody waits on yet
     if (run_->Advance()) return run_->status();
     auto now = Clock::now();
     if (now >= deadline) {
@@ -47,13 +46,7 @@ Status CollWork::Wait(double timeout_s) {
       run_->engine()->Fail(st);
       return run_->status();
     }
-    if (now < spin_until) {
-      if ((++iter & 63) == 0) sched_yield();
-      continue;
-    }
-    timespec ts{0, backoff_us * 1000L};
-    nanosleep(&ts, nullptr);
-    backoff_us = std::min(backoff_us * 2, 1000);
+    waiter.Pause(moved);
   }
 }
 

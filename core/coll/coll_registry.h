@@ -24,9 +24,9 @@ class CollRegistry {
 class CollWork : public WorkImpl {
  public:
   CollWork(std::shared_ptr<CollectiveRun> run, std::shared_ptr<CollRegistry> registry, int rank,
-           double default_timeout_s, int spin_us)
+           double default_timeout_s, int spin_us, int yield_us)
       : run_(std::move(run)), registry_(std::move(registry)), rank_(rank), default_timeout_s_(default_timeout_s),
-        spin_us_(spin_us) {}
+        spin_us_(spin_us), yield_us_(yield_us) {}
   Status Wait(double timeout_s) override;
   bool Test() override {
     registry_->AdvanceAll();
@@ -41,6 +41,7 @@ class CollWork : public WorkImpl {
   int rank_;
   double default_timeout_s_;
   int spin_us_;
+  int yield_us_;
 };
 
 }  // namespace tutti

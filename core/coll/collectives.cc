@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "algorithms/registry.h"
+#include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
@@ -70,7 +71,7 @@ bool Overlap(const void* a, uint64_t abytes, const void* b, uint64_t bbytes) {
 
 // Keeps buffers a collective needs beyond the user's (copies, scaled inputs) alive.
 struct Temps {
-  std::vector<char> input, output;
+  std::shared_ptr<char> input, output;
 };
 
 }  // namespace
@@ -98,15 +99,13 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
 
   // Algorithm and signature.
-  TUTTI_ASSIGN_OR_RETURN(Selector selector, Selector::FromEnv());
   TUTTI_ASSIGN_OR_RETURN(std::string algorithm,
-                         selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem), transport_summary_, o.algorithm));
+                         coll_cfg_->selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem), transport_summary_, o.algorithm));
   int nchannels = o.nchannels;
   if (nchannels <= 0) {
-    TUTTI_ASSIGN_OR_RETURN(int64_t ch, EnvInt("TUTTI_NCHANNELS"));
-    nchannels = static_cast<int>(std::clamp<int64_t>(ch, 1, 64));
+    nchannels = coll_cfg_->nchannels;
   }
-  TUTTI_ASSIGN_OR_RETURN(int64_t chunk_bytes, EnvInt("TUTTI_CHUNK_BYTES"));
+  const int64_t chunk_bytes = coll_cfg_->chunk_bytes;
   const uint64_t seq = ++coll_seq_;
   const std::string desc = algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
                            (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
@@ -121,19 +120,20 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   const char* input = static_cast<const char*>(c.send);
   char* output = static_cast<char*>(c.recv);
   if (!need_out && out_count > 0) {
-    temps->output.resize(out_count * elem);
-    output = temps->output.data();
+    temps->output = buffers_->Get(out_count * elem);
+    output = temps->output.get();
   }
   if (!need_in) input = nullptr;
   const bool bcast_in_place = c.coll == Collective::kBroadcast && input == output;
   if (input != nullptr && !bcast_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
-    temps->input.assign(input, input + in_count * elem);
-    input = temps->input.data();
+    temps->input = buffers_->Get(in_count * elem);
+    std::memcpy(temps->input.get(), input, in_count * elem);
+    input = temps->input.get();
   }
   if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
-    if (temps->input.empty()) temps->input.resize(in_count * elem);
-    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(temps->input.data(), input, in_count, c.type, o.premul_scalar).WithContext(who));
-    input = temps->input.data();
+    if (!temps->input) temps->input = buffers_->Get(in_count * elem);
+    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(temps->input.get(), input, in_count, c.type, o.premul_scalar).WithContext(who));
+    input = temps->input.get();
   }
   RedOp local_op = (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
   std::function<Status()> finalize;
@@ -156,13 +156,15 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
   CollBuffers bufs{input, output, in_count, out_count};
-  auto run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, c.type, local_op, sig, seq, what,
-                                             std::move(finalize));
+  std::shared_ptr<char> scratch = buffers_->Get(schedule.scratch_count * elem);
+  auto run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, std::move(scratch), c.type, local_op,
+                                             sig, seq, what, std::move(finalize));
   TUTTI_RETURN_IF_ERROR(run->Validate());
   colls_->Add(run);
   run->Advance();
   const double limit = o.timeout_s >= 0 ? o.timeout_s : timeout();
-  return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us));
+  return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us,
+                                         engine_->options().yield_us));
 }
 
 #define TUTTI_BLOCKING(call) \

@@ -8,11 +8,12 @@
 namespace tutti {
 
 CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule schedule, CollBuffers bufs,
-                             DataType type, RedOp op, uint32_t sig, uint64_t seq, std::string what,
-                             std::function<Status()> finalize)
+                             std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
+                             std::string what, std::function<Status()> finalize)
     : engine_(std::move(engine)),
       schedule_(std::move(schedule)),
       bufs_(bufs),
+      scratch_(std::move(scratch)),
       type_(type),
       op_(op),
       elem_(DataTypeSize(type)),
@@ -21,7 +22,6 @@ CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule s
       what_(std::move(what)),
       finalize_(std::move(finalize)),
       streams_(schedule_.streams.size()) {
-  scratch_.resize(schedule_.scratch_count * elem_);
   if (schedule_.streams.empty()) Finish(finalize_ ? finalize_() : OkStatus());
 }
 
@@ -38,6 +38,8 @@ Status CollectiveRun::Validate() const {
                            ") outside a buffer of " + std::to_string(size) + " elements");
     if (r.count > 0 && r.buf == algo::Buf::kInput && bufs_.input == nullptr)
       return InternalError(what_ + ": schedule reads a missing input");
+    if (r.count > 0 && r.buf == algo::Buf::kScratch && scratch_ == nullptr)
+      return InternalError(what_ + ": schedule uses scratch that was not provided");
     return OkStatus();
   };
   for (const auto& stream : schedule_.streams)
@@ -59,7 +61,7 @@ Status CollectiveRun::Validate() const {
 char* CollectiveRun::Ptr(const algo::Region& r) const {
   char* base = r.buf == algo::Buf::kInput    ? const_cast<char*>(bufs_.input)
                : r.buf == algo::Buf::kOutput ? bufs_.output
-                                             : const_cast<char*>(scratch_.data());
+                                             : scratch_.get();
   return base == nullptr ? nullptr : base + r.offset * elem_;
 }
 

@@ -30,8 +30,10 @@ struct CollBuffers {
 class CollectiveRun {
  public:
   // `op` is what local reductions apply (sum for avg/premul_sum, which `finalize` completes).
-  CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule schedule, CollBuffers bufs, DataType type,
-                RedOp op, uint32_t sig, uint64_t seq, std::string what, std::function<Status()> finalize);
+  // `scratch` holds at least schedule.scratch_count elements.
+  CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule schedule, CollBuffers bufs,
+                std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
+                std::string what, std::function<Status()> finalize);
 
   // Validates every region of the schedule against the buffers (once, before running).
   Status Validate() const;
@@ -63,7 +65,7 @@ class CollectiveRun {
   std::shared_ptr<P2PEngine> engine_;
   algo::Schedule schedule_;
   CollBuffers bufs_;
-  std::vector<char> scratch_;
+  std::shared_ptr<char> scratch_;
   DataType type_;
   RedOp op_;
   size_t elem_;

@@ -107,6 +107,17 @@ double ModelTime(const std::string& a, Collective coll, int p, double n, const C
   return inf;
 }
 
+Result<CollConfig> CollConfig::FromEnv() {
+  CollConfig c;
+  TUTTI_ASSIGN_OR_RETURN(c.selector, Selector::FromEnv());
+  TUTTI_ASSIGN_OR_RETURN(int64_t ch, EnvInt("TUTTI_NCHANNELS"));
+  if (ch < 1 || ch > 64) return InvalidArgument("TUTTI_NCHANNELS must be 1..64");
+  c.nchannels = static_cast<int>(ch);
+  TUTTI_ASSIGN_OR_RETURN(c.chunk_bytes, EnvInt("TUTTI_CHUNK_BYTES"));
+  if (c.chunk_bytes < 0) return InvalidArgument("TUTTI_CHUNK_BYTES must be >= 0");
+  return c;
+}
+
 Result<Selector> Selector::FromEnv() { return Parse(EnvRaw("TUTTI_ALGO").value_or("")); }
 
 Result<Selector> Selector::Parse(const std::string& spec) {

@@ -45,6 +45,14 @@ class Selector {
   std::map<algo::Collective, std::string> per_coll_;
 };
 
+// A communicator's collective settings, read from the environment once when it is created.
+struct CollConfig {
+  Selector selector;    // TUTTI_ALGO
+  int nchannels = 1;    // TUTTI_NCHANNELS
+  int64_t chunk_bytes = 0;  // TUTTI_CHUNK_BYTES
+  static Result<CollConfig> FromEnv();
+};
+
 // "allreduce", "all_reduce", "AllReduce" ... -> Collective.
 bool ParseCollective(const std::string& name, algo::Collective* out);
 

@@ -8,6 +8,7 @@
 
 #include "core/logging.h"
 #include "core/p2p/engine.h"
+#include "core/p2p/waiter.h"
 
 namespace tutti {
 
@@ -16,11 +17,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 constexpr int kMaxSleepUs = 1000;
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 }  // namespace
 
 P2PEngine::P2PEngine(const EngineOptions& opts) : opts_(opts), peers_(opts.size) {
@@ -181,25 +177,12 @@ bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
   return op->done.load(std::memory_order_acquire);
 }
 
-void P2PEngine::SleepBriefly(int* backoff_us) {
-  if (!wait_fds_.empty() && *backoff_us >= 1000) {
-    std::vector<pollfd> pfds;
-    for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
-    poll(pfds.data(), pfds.size(), 1);
-  } else {
-    timespec ts{0, *backoff_us * 1000L};
-    nanosleep(&ts, nullptr);
-  }
-  *backoff_us = *backoff_us * 2 > kMaxSleepUs ? kMaxSleepUs : *backoff_us * 2;
-}
 
 Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-  const auto spin_until = start + std::chrono::microseconds(opts_.spin_us);
-  int backoff_us = 10;
-  unsigned iter = 0;
+  Waiter waiter(opts_.spin_us, opts_.yield_us);
   waiters_.fetch_add(1);
   struct Leave {
     std::atomic<int>& n;
@@ -224,16 +207,14 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
       if (op->done.load()) return op->status;
       return TimeoutLocked(op, std::chrono::duration<double>(now - start).count());
     }
-    if (moved) {
-      backoff_us = 10;
+    if (!moved && waiter.sleeping() && !wait_fds_.empty()) {
+      // Block on the sockets for a moment instead of sleeping blind.
+      std::vector<pollfd> pfds;
+      for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
+      poll(pfds.data(), pfds.size(), 1);
       continue;
     }
-    if (now < spin_until) {
-      CpuRelax();
-      if ((++iter & 63) == 0) sched_yield();
-      continue;
-    }
-    SleepBriefly(&backoff_us);
+    waiter.Pause(moved);
   }
 }
 

@@ -38,6 +38,7 @@ struct EngineOptions {
   size_t eager_limit = 64 << 10;
   size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer
   int spin_us = 50;
+  int yield_us = 2000;  // after spinning, poll while yielding the core until this
 };
 
 class P2PEngine : public FrameSink {
@@ -132,7 +133,6 @@ class P2PEngine : public FrameSink {
   void FailAllLocked(const Status& why);
   void FailPeerOpsLocked(Peer& p, const Status& why);
   Status TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s);
-  void SleepBriefly(int* backoff_us);
   // Queues CLOSE to every peer, with the communicator's error (if any) as the reason.
   void SayGoodbyeLocked();
   void ProgressThreadMain();
