@@ -6,13 +6,20 @@
 namespace tutti::algo {
 namespace {
 
-bool Overlap(const Region& x, const Region& y) {
-  return x.buf == y.buf && x.count > 0 && y.count > 0 && x.offset < y.offset + y.count &&
-         y.offset < x.offset + x.count;
-}
-bool Same(const Region& x, const Region& y) {
-  return x.buf == y.buf && x.offset == y.offset && x.count == y.count;
-}
+// Where regions live: with Aliasing::kInPlace, input and output are one storage (space 0, at
+// InPlaceBase); scratch is always its own.
+struct Layout {
+  bool in_place = false;
+  uint64_t base[2] = {0, 0};  // input, output
+  int Space(const Region& r) const { return in_place && r.buf != Buf::kScratch ? 0 : static_cast<int>(r.buf); }
+  uint64_t Lo(const Region& r) const { return r.offset + (in_place && r.buf != Buf::kScratch ? base[static_cast<int>(r.buf)] : 0); }
+  bool Overlap(const Region& x, const Region& y) const {
+    return Space(x) == Space(y) && x.count > 0 && y.count > 0 && Lo(x) < Lo(y) + y.count && Lo(y) < Lo(x) + x.count;
+  }
+  bool Same(const Region& x, const Region& y) const {
+    return Space(x) == Space(y) && Lo(x) == Lo(y) && x.count == y.count;
+  }
+};
 
 // The largest `end` seen per stream, for the two streams with the largest ends.
 struct Top2 {
@@ -49,8 +56,12 @@ std::string DescribeRegion(const Region& r) {
   return std::string(BufName(r.buf)) + "[" + std::to_string(r.offset) + ", +" + std::to_string(r.count) + ")";
 }
 
-Status CheckSchedule(const Schedule& s, const CollArgs& a) {
-  const std::string who = "rank " + std::to_string(a.rank);
+Status CheckSchedule(const Schedule& s, const CollArgs& a, Aliasing aliasing) {
+  Layout lay;
+  lay.in_place = aliasing == Aliasing::kInPlace;
+  lay.base[0] = InPlaceBase(a, Buf::kInput);
+  lay.base[1] = InPlaceBase(a, Buf::kOutput);
+  const std::string who = "rank " + std::to_string(a.rank) + (lay.in_place ? " (in place)" : "");
   if (s.streams.size() > kMaxScheduleStreams)
     return InternalError(who + ": " + std::to_string(s.streams.size()) + " streams (at most " +
                          std::to_string(kMaxScheduleStreams) + ")");
@@ -67,22 +78,25 @@ Status CheckSchedule(const Schedule& s, const CollArgs& a) {
           return InternalError(at + DescribeRegion(r) + " outside the " + BufName(r.buf) + " of " +
                                std::to_string(size) + " elements");
         if (write && r.buf == Buf::kInput) return InternalError(at + "writes " + DescribeRegion(r));
-        if (r.count > 0) acc[static_cast<int>(r.buf)].push_back({r.offset, r.offset + r.count, static_cast<int>(si), write, k});
         return OkStatus();
+      };
+      auto note = [&](const Region& r, bool write) {
+        if (r.count > 0) acc[lay.Space(r)].push_back({lay.Lo(r), lay.Lo(r) + r.count, static_cast<int>(si), write, k});
       };
       for (const auto* list : {&step.recvs, &step.sends})
         for (const Transfer& t : *list) {
           if (t.peer < 0 || t.peer >= a.nranks || t.peer == a.rank)
             return InternalError(at + "transfer with peer " + std::to_string(t.peer));
           TUTTI_RETURN_IF_ERROR(in_bounds(t.region, list == &step.recvs));
+          note(t.region, list == &step.recvs);
         }
       for (size_t i = 0; i < step.recvs.size(); ++i) {
         const Region& x = step.recvs[i].region;
         for (size_t j = 0; j < step.recvs.size(); ++j)
-          if (j != i && Overlap(x, step.recvs[j].region))
+          if (j != i && lay.Overlap(x, step.recvs[j].region))
             return InternalError(at + "receives overlap: " + DescribeRegion(x) + " and " + DescribeRegion(step.recvs[j].region));
         for (const Transfer& t : step.sends)
-          if (Overlap(x, t.region))
+          if (lay.Overlap(x, t.region))
             return InternalError(at + "receive " + DescribeRegion(x) + " overlaps send " + DescribeRegion(t.region));
       }
       for (const LocalOp& l : step.locals) {
@@ -94,10 +108,14 @@ Status CheckSchedule(const Schedule& s, const CollArgs& a) {
           if (r.count != l.dst.count)
             return InternalError(at + "local op source " + DescribeRegion(r) + " and destination " +
                                  DescribeRegion(l.dst) + " differ in count");
-          if (!Same(r, l.dst) && Overlap(r, l.dst))
+          if (!lay.Same(r, l.dst) && lay.Overlap(r, l.dst))
             return InternalError(at + "local op source " + DescribeRegion(r) + " partly overlaps destination " +
                                  DescribeRegion(l.dst));
+          note(r, false);
         }
+        // A copy onto itself (in place: an input region onto the output region that is the same
+        // storage) changes nothing; it is no write.
+        note(l.dst, !(l.kind == LocalOp::Kind::kCopy && lay.Same(l.srcs[0], l.dst)));
       }
     }
   }
@@ -111,7 +129,7 @@ Status CheckSchedule(const Schedule& s, const CollArgs& a) {
       int other = wend > x.lo ? ws : (x.write && aend > x.lo ? as : -1);
       if (other >= 0)
         return InternalError(who + ": streams " + std::to_string(other) + " and " + std::to_string(x.stream) +
-                             " both access " + BufName(static_cast<Buf>(b)) + " near element " +
+                             " both access " + (lay.in_place && b == 0 ? std::string("input/output storage") : BufName(static_cast<Buf>(b))) + " near element " +
                              std::to_string(x.lo) + " and one of them writes it (stream " +
                              std::to_string(x.stream) + " step " + std::to_string(x.step) + ")");
       any.Add(x.hi, x.stream);

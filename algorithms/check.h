@@ -20,7 +20,11 @@ constexpr size_t kMaxScheduleStreams = 1024;
 //  - no two streams touch overlapping regions where one of them writes (a data race: streams
 //    run concurrently).
 // InternalError naming the rank, stream, step and region otherwise.
-Status CheckSchedule(const Schedule& s, const CollArgs& a);
+// With Aliasing::kInPlace, input and output are one storage laid out as schedule.h describes:
+// the overlap, partial-overlap and race checks compare storage elements (an input read in one
+// stream races with an output write to the same storage in another), and a copy whose source
+// and destination are the same storage is no write. Nothing may still write kInput.
+Status CheckSchedule(const Schedule& s, const CollArgs& a, Aliasing aliasing = Aliasing::kDistinct);
 
 std::string DescribeRegion(const Region& r);  // "output[3, +5)"
 

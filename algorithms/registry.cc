@@ -15,24 +15,34 @@ struct Entry {
   const char* name;
   Collective coll;
   Schedule (*build)(const CollArgs&);
+  // InPlaceSafe(name, coll): checked by in_place_test over the whole in-place sweep, both ways
+  // (every true entry passes it, every false one fails somewhere in it).
+  bool in_place_safe;
 };
 
 constexpr Entry kEntries[] = {
-    {"ring", Collective::kAllReduce, RingAllReduce},
-    {"ring", Collective::kReduceScatter, RingReduceScatter},
-    {"ring", Collective::kAllGather, RingAllGather},
-    {"ring", Collective::kBroadcast, ChainBroadcast},
-    {"ring", Collective::kReduce, ChainReduce},
-    {"tree", Collective::kAllReduce, TreeAllReduce},
-    {"binomial", Collective::kBroadcast, BinomialBroadcast},
-    {"binomial", Collective::kReduce, BinomialReduce},
-    {"binomial", Collective::kGather, BinomialGather},
-    {"binomial", Collective::kScatter, BinomialScatter},
-    {"rhd", Collective::kAllReduce, RhdAllReduce},
-    {"rhd", Collective::kReduceScatter, RhdReduceScatter},
-    {"bruck", Collective::kAllGather, BruckAllGather},
-    {"pairwise", Collective::kAllToAll, PairwiseAllToAll},
-    {"dissemination", Collective::kBarrier, DisseminationBarrier},
+    // ring all_reduce: a received block lands in the output, which is the input block the
+    // reduction still has to read.
+    {"ring", Collective::kAllReduce, RingAllReduce, false},
+    // ring reduce_scatter: the last receive lands in the output, i.e. the input's own block,
+    // which the last reduction still has to read.
+    {"ring", Collective::kReduceScatter, RingReduceScatter, false},
+    {"ring", Collective::kAllGather, RingAllGather, true},
+    {"ring", Collective::kBroadcast, ChainBroadcast, true},
+    // chain reduce: the root receives into its output (= its input) before reducing its input.
+    {"ring", Collective::kReduce, ChainReduce, false},
+    // tree all_reduce: a step sends the input while receiving into the output (same storage).
+    {"tree", Collective::kAllReduce, TreeAllReduce, false},
+    {"binomial", Collective::kBroadcast, BinomialBroadcast, true},
+    {"binomial", Collective::kReduce, BinomialReduce, true},
+    {"binomial", Collective::kGather, BinomialGather, true},
+    {"binomial", Collective::kScatter, BinomialScatter, true},
+    {"rhd", Collective::kAllReduce, RhdAllReduce, true},
+    {"rhd", Collective::kReduceScatter, RhdReduceScatter, true},
+    {"bruck", Collective::kAllGather, BruckAllGather, true},
+    // pairwise all_to_all: a step sends input block j while receiving output block j.
+    {"pairwise", Collective::kAllToAll, PairwiseAllToAll, false},
+    {"dissemination", Collective::kBarrier, DisseminationBarrier, true},
 };
 
 std::string Join(const std::vector<std::string>& v) {
@@ -65,6 +75,12 @@ std::vector<Collective> CollectivesOf(const std::string& algorithm) {
   for (const Entry& e : kEntries)
     if (algorithm == e.name) cs.push_back(e.coll);
   return cs;
+}
+
+bool InPlaceSafe(const std::string& algorithm, Collective c) {
+  for (const Entry& e : kEntries)
+    if (algorithm == e.name && e.coll == c) return e.in_place_safe;
+  return false;
 }
 
 Result<Schedule> BuildSchedule(const std::string& algorithm, const CollArgs& args) {

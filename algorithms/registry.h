@@ -30,4 +30,17 @@ std::vector<std::string> AlgorithmsFor(Collective c);
 std::vector<std::string> AlgorithmNames();
 std::vector<Collective> CollectivesOf(const std::string& algorithm);
 
+// Whether `algorithm`'s schedules for `c` may run in place: with input and output in one storage
+// laid out as NCCL's in-place calls (schedule.h, Aliasing), skipping the private copy of the
+// input. True only where the in-place simulation (simulator.h, Aliasing::kInPlace) is correct
+// over the whole sweep of testing.h's InPlaceSweep (n 1..33 and 64, counts 0, 1, 2, 7, 13, n-1,
+// n+1, 1000, roots 0, n/2, n-1, nchannels 1-2, chunk 0 and 3): no input element is read after its
+// storage was overwritten, no stream races another on the shared storage, results as usual.
+// false for unknown pairs, and for any other overlap of input and output than that layout.
+//
+//   safe:    ring all_gather, ring broadcast, binomial broadcast/reduce/gather/scatter,
+//            rhd all_reduce/reduce_scatter, bruck all_gather, dissemination barrier
+//   unsafe:  ring all_reduce/reduce_scatter/reduce, tree all_reduce, pairwise all_to_all
+bool InPlaceSafe(const std::string& algorithm, Collective c);
+
 }  // namespace tutti::algo

@@ -65,6 +65,18 @@ uint64_t BufferCount(const CollArgs& a, Buf b) {
   return 0;
 }
 
+uint64_t InPlaceBase(const CollArgs& a, Buf b) {
+  const uint64_t rank_block = static_cast<uint64_t>(a.rank) * a.count;
+  const bool root = a.rank == a.root;
+  switch (a.coll) {
+    case Collective::kAllGather: return b == Buf::kInput ? rank_block : 0;
+    case Collective::kReduceScatter: return b == Buf::kOutput ? rank_block : 0;
+    case Collective::kScatter: return b == Buf::kOutput && root ? rank_block : 0;
+    case Collective::kGather: return b == Buf::kInput && root ? rank_block : 0;
+    default: return 0;
+  }
+}
+
 Status ValidateArgs(const CollArgs& a) {
   const std::string what = std::string(CollectiveName(a.coll)) + ": ";
   if (static_cast<int>(a.coll) > static_cast<int>(Collective::kBarrier))

@@ -44,8 +44,8 @@ const char* CollectiveName(Collective c);
 //   reduce_scatter: input n*count; output count
 //   all_to_all:     input n*count; output n*count (block j of the input goes to rank j)
 //   barrier:        none (count 0; messages of 0 elements)
-// In-place calls are handled by the executor: a schedule may assume input and output are
-// distinct, and must never write `input`.
+// A schedule may assume input and output are distinct, and must never write `input`; in-place
+// calls (see Aliasing below) are the executor's business.
 enum class Buf : uint8_t { kInput = 0, kOutput, kScratch };
 
 struct Region {
@@ -115,6 +115,21 @@ bool IsReduction(Collective c);  // reduce, all_reduce, reduce_scatter
 // root's (scatter's input, gather's and reduce's output, broadcast's input) count 0 on the
 // other ranks; kScratch counts 0 here (its size is Schedule::scratch_count).
 uint64_t BufferCount(const CollArgs& a, Buf b);
+
+// In-place calls. A schedule is written for distinct input and output; an executor may run it
+// with both in ONE storage (no private copy of the input) only where registry.h's InPlaceSafe()
+// says so, and only in the layout of NCCL's in-place calls:
+//   all_reduce, broadcast, reduce, all_to_all: input == output (the same offsets);
+//   all_gather:      the input is the rank's block of the output (input[i] == output[rank*count + i]);
+//   reduce_scatter:  the output is the rank's block of the input (output[i] == input[rank*count + i]);
+//   scatter (root):  the root's output is its block of its input (output[i] == input[root*count + i]);
+//   gather (root):   the root's input is its block of its output (input[i] == output[root*count + i]).
+// Buffers a rank does not provide (BufferCount 0: non-roots' scatter input, gather/reduce output,
+// broadcast input) alias nothing.
+enum class Aliasing : uint8_t { kDistinct = 0, kInPlace };
+// Where element 0 of `b` (kInput or kOutput) lies in rank a.rank's one storage of an in-place
+// call; the storage has max over both buffers of InPlaceBase + BufferCount elements.
+uint64_t InPlaceBase(const CollArgs& a, Buf b);
 
 // nranks >= 1, 0 <= rank < nranks, root in range for rooted collectives, nchannels >= 1,
 // n * count representable. InvalidArgument naming the field otherwise.

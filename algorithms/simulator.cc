@@ -103,7 +103,8 @@ struct Pending {
 
 class Sim {
  public:
-  Sim(const CollArgs& a, const std::vector<Schedule>& s) : a_(a), n_(a.nranks), sched_(s), words_((n_ + 63) / 64) {}
+  Sim(const CollArgs& a, const std::vector<Schedule>& s, Aliasing al)
+      : a_(a), n_(a.nranks), sched_(s), words_((n_ + 63) / 64), in_place_(al == Aliasing::kInPlace) {}
 
   Result<SimResult> Run() {
     std::vector<uint64_t> inputs;
@@ -115,7 +116,18 @@ class Sim {
     ranks_.resize(n_);
     for (int r = 0; r < n_; ++r) {
       RankState& rs = ranks_[r];
-      rs.out.assign(BufferCount(Args(r), Buf::kOutput), kUnwritten);
+      const CollArgs ar = Args(r);
+      const uint64_t nin = BufferCount(ar, Buf::kInput), nout = BufferCount(ar, Buf::kOutput);
+      if (in_place_) {
+        // One storage: the original input where the input lies, nothing elsewhere.
+        rs.in_base = InPlaceBase(ar, Buf::kInput);
+        rs.out_base = InPlaceBase(ar, Buf::kOutput);
+        rs.mem.assign(std::max(rs.in_base + nin, rs.out_base + nout), kUnwritten);
+        for (uint64_t i = 0; i < nin; ++i) rs.mem[rs.in_base + i] = res_.pool.Leaf(r, i);
+      } else {
+        rs.mem.assign(nout, kUnwritten);
+      }
+      rs.nout = nout;
       rs.scratch.assign(sched_[r].scratch_count, kUnwritten);
       rs.streams.resize(sched_[r].streams.size());
       for (auto& ss : rs.streams) {
@@ -138,7 +150,8 @@ class Sim {
       for (const auto& ss : ranks_[r].streams)
         for (int q = 0; q < n_; ++q) heard[q] = heard[q] || ((ss.known[q / 64] >> (q % 64)) & 1);
       res_.heard_from.push_back(std::move(heard));
-      res_.output.push_back(std::move(ranks_[r].out));
+      const RankState& rs = ranks_[r];
+      res_.output.emplace_back(rs.mem.begin() + rs.out_base, rs.mem.begin() + rs.out_base + rs.nout);
     }
     return std::move(res_);
   }
@@ -151,7 +164,9 @@ class Sim {
     std::vector<uint64_t> known, incoming;
   };
   struct RankState {
-    std::vector<ExprId> out, scratch;
+    // The output (distinct buffers), or the one storage of input and output (in place).
+    std::vector<ExprId> mem, scratch;
+    uint64_t in_base = 0, out_base = 0, nout = 0;
     std::vector<StreamState> streams;
   };
   struct Channel {
@@ -170,15 +185,26 @@ class Sim {
     return (static_cast<uint64_t>(s) * n_ + src) * n_ + dst;
   }
 
-  // Reads region `g` of rank r into buf_; error if an element was never written.
+  // Reads region `g` of rank r into buf_; error if an element was never written, or (in place)
+  // if an input element's storage no longer holds the original input.
   Status Read(int r, const Region& g, std::vector<ExprId>& buf, const std::string& what) {
     buf.resize(g.count);
+    const RankState& rs = ranks_[r];
     if (g.buf == Buf::kInput) {
-      for (uint64_t i = 0; i < g.count; ++i) buf[i] = res_.pool.Leaf(r, g.offset + i);
+      for (uint64_t i = 0; i < g.count; ++i) {
+        buf[i] = res_.pool.Leaf(r, g.offset + i);
+        if (!in_place_) continue;
+        const uint64_t at = rs.in_base + g.offset + i;
+        if (rs.mem[at] != buf[i])
+          return InternalError(what + " reads input[" + std::to_string(g.offset + i) + "] in place, but its storage (element " +
+                               std::to_string(at) + " of the in-place buffer) was overwritten with " +
+                               res_.pool.Format(rs.mem[at], true, 80));
+      }
       return OkStatus();
     }
-    const std::vector<ExprId>& src = g.buf == Buf::kOutput ? ranks_[r].out : ranks_[r].scratch;
-    std::copy(src.begin() + g.offset, src.begin() + g.offset + g.count, buf.begin());
+    const std::vector<ExprId>& src = g.buf == Buf::kOutput ? rs.mem : rs.scratch;
+    const uint64_t off = g.offset + (g.buf == Buf::kOutput ? rs.out_base : 0);
+    std::copy(src.begin() + off, src.begin() + off + g.count, buf.begin());
     for (uint64_t i = 0; i < g.count; ++i)
       if (buf[i] == kUnwritten)
         return InternalError(what + " reads " + BufName(g.buf) + "[" + std::to_string(g.offset + i) +
@@ -186,8 +212,9 @@ class Sim {
     return OkStatus();
   }
   void Write(int r, const Region& g, const std::vector<ExprId>& buf) {
-    std::vector<ExprId>& dst = g.buf == Buf::kOutput ? ranks_[r].out : ranks_[r].scratch;
-    std::copy(buf.begin(), buf.begin() + g.count, dst.begin() + g.offset);
+    RankState& rs = ranks_[r];
+    std::vector<ExprId>& dst = g.buf == Buf::kOutput ? rs.mem : rs.scratch;
+    std::copy(buf.begin(), buf.begin() + g.count, dst.begin() + g.offset + (g.buf == Buf::kOutput ? rs.out_base : 0));
   }
 
   Status Post(int r, int s) {
@@ -297,6 +324,7 @@ class Sim {
   const int n_;
   const std::vector<Schedule>& sched_;
   const int words_;
+  const bool in_place_;
   SimResult res_;
   std::vector<RankState> ranks_;
   std::unordered_map<uint64_t, Channel> channels_;
@@ -307,7 +335,7 @@ class Sim {
 
 }  // namespace
 
-Result<SimResult> SimulateSchedules(const CollArgs& args, const std::vector<Schedule>& schedules) {
+Result<SimResult> SimulateSchedules(const CollArgs& args, const std::vector<Schedule>& schedules, Aliasing aliasing) {
   CollArgs a = args;
   a.rank = 0;
   TUTTI_RETURN_IF_ERROR(ValidateArgs(a));
@@ -316,11 +344,13 @@ Result<SimResult> SimulateSchedules(const CollArgs& args, const std::vector<Sche
   for (int r = 0; r < a.nranks; ++r) {
     a.rank = r;
     TUTTI_RETURN_IF_ERROR(CheckSchedule(schedules[r], a).WithContext(DescribeArgs(a)));
+    if (aliasing == Aliasing::kInPlace)
+      TUTTI_RETURN_IF_ERROR(CheckSchedule(schedules[r], a, aliasing).WithContext(DescribeArgs(a) + ", in place"));
   }
-  return Sim(args, schedules).Run();
+  return Sim(args, schedules, aliasing).Run();
 }
 
-Result<SimResult> Simulate(const std::string& algorithm, const CollArgs& args) {
+Result<SimResult> Simulate(const std::string& algorithm, const CollArgs& args, Aliasing aliasing) {
   CollArgs a = args;
   a.rank = 0;
   TUTTI_RETURN_IF_ERROR(ValidateArgs(a));
@@ -330,7 +360,7 @@ Result<SimResult> Simulate(const std::string& algorithm, const CollArgs& args) {
     TUTTI_ASSIGN_OR_RETURN(Schedule s, BuildSchedule(algorithm, a));
     schedules.push_back(std::move(s));
   }
-  return SimulateSchedules(args, schedules);
+  return SimulateSchedules(args, schedules, aliasing);
 }
 
 }  // namespace tutti::algo

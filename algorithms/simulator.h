@@ -92,9 +92,19 @@ struct SimResult {
 
 // Builds every rank's schedule with BuildSchedule(algorithm, args with rank = r) and simulates
 // them (args.rank is ignored).
-Result<SimResult> Simulate(const std::string& algorithm, const CollArgs& args);
+//
+// Aliasing::kInPlace simulates the in-place call (schedule.h): each rank's input and output are
+// one storage, initially holding the input. Reads of the output see whatever that storage holds;
+// a read of an input element (send, copy or reduction source) is an error unless its storage
+// still holds that very input element (so the call would read its original input), and
+// CheckSchedule(..., kInPlace) runs too (races on the shared storage between streams, a receive
+// over a send of the same step, partial overlaps of a local op's source and destination). A local
+// op whose destination is exactly a source's storage reads it, then writes it, in one pass.
+// SimResult::output is the output part of the storage at the end.
+Result<SimResult> Simulate(const std::string& algorithm, const CollArgs& args, Aliasing aliasing = Aliasing::kDistinct);
 // Simulates the given schedules (schedules[r] for rank r; args.rank ignored).
-Result<SimResult> SimulateSchedules(const CollArgs& args, const std::vector<Schedule>& schedules);
+Result<SimResult> SimulateSchedules(const CollArgs& args, const std::vector<Schedule>& schedules,
+                                    Aliasing aliasing = Aliasing::kDistinct);
 
 // out[r][i] = value of rank r's output element i; `unwritten` where nothing wrote it.
 template <typename T, typename InputFn, typename Op>

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "algorithms/check.h"
 #include "algorithms/registry.h"
 #include "algorithms/testing.h"
 
@@ -169,6 +170,90 @@ TEST(Simulator, BrokenRingIsCaught) {
   s = Build("ring", a);  // a reduction dropped: that block misses a contribution
   s[1].streams[0].steps[2].locals.clear();
   EXPECT_NE(testing::CheckSchedules(a, s).find("wrong value"), std::string::npos);
+}
+
+// In place (Aliasing::kInPlace): input and output are one storage.
+TEST(Simulator, InPlaceReadAfterOverwrite) {
+  // A 2-rank all_reduce receiving into scratch is fine in place: the reduction reads the input
+  // and writes the same storage in one pass.
+  const CollArgs a = Args(Collective::kAllReduce, 2, 1);
+  EXPECT_EQ(testing::CheckSchedules(a, Exchange(false), Aliasing::kInPlace), "");
+  // Copying the received value into the output before reducing with the input overwrites the
+  // input first (distinct buffers: fine).
+  std::vector<Schedule> s(2);
+  for (int r = 0; r < 2; ++r) {
+    Step step, local;
+    step.sends.push_back(X(1 - r, Buf::kInput, 0, 1));
+    step.recvs.push_back(X(1 - r, Buf::kScratch, 0, 1));
+    local.locals.push_back(LocalOp{LocalOp::Kind::kCopy, R(Buf::kOutput, 0, 1), {R(Buf::kScratch, 0, 1)}});
+    std::vector<Region> srcs{R(Buf::kOutput, 0, 1), R(Buf::kInput, 0, 1)};
+    if (r == 1) std::swap(srcs[0], srcs[1]);  // both compute x1 op x0
+    local.locals.push_back(LocalOp{LocalOp::Kind::kReduce, R(Buf::kOutput, 0, 1), srcs});
+    s[r].streams.push_back(Stream{{step, local}});
+    s[r].scratch_count = 1;
+  }
+  EXPECT_EQ(testing::CheckSchedules(a, s), "");
+  const std::string err = testing::CheckSchedules(a, s, Aliasing::kInPlace);
+  EXPECT_NE(err.find("reduction reads input[0] in place, but its storage (element 0 of the in-place buffer) was "
+                     "overwritten with "),
+            std::string::npos)
+      << err;
+}
+
+TEST(Simulator, InPlaceStaticChecks) {
+  // all_gather of 2 ranks, count 2: rank 1's input is output[2, +2).
+  CollArgs a = Args(Collective::kAllGather, 2, 2);
+  auto check = [&](const Schedule& s1) {
+    std::vector<Schedule> s(2);
+    s[1] = s1;
+    return SimulateSchedules(a, s, Aliasing::kInPlace).status();
+  };
+  // Sending the input while receiving into its storage in the same step.
+  Status st = check(Schedule{{Stream{{Step{{X(0, Buf::kOutput, 3, 1)}, {X(0, Buf::kInput, 0, 2)}, {}}}}}});
+  EXPECT_NE(st.message().find("overlaps send input[0, +2)"), std::string::npos) << st.ToString();
+  // A copy from the input onto a shifted part of itself.
+  st = check(Schedule{{Stream{{Step{{}, {}, {LocalOp{LocalOp::Kind::kCopy, R(Buf::kOutput, 1, 2), {R(Buf::kInput, 0, 2)}}}}}}}});
+  EXPECT_NE(st.message().find("partly overlaps"), std::string::npos) << st.ToString();
+  // Stream 0 sends input[1] (storage element 3), stream 1 receives into output[3]: a race in
+  // place only.
+  CollArgs r1 = a;
+  r1.rank = 1;
+  Schedule race;
+  race.streams.push_back(Stream{{Step{{}, {X(0, Buf::kInput, 1, 1)}, {}}}});
+  race.streams.push_back(Stream{{Step{{X(0, Buf::kOutput, 3, 1)}, {}, {}}}});
+  EXPECT_TRUE(CheckSchedule(race, r1).ok());
+  st = CheckSchedule(race, r1, Aliasing::kInPlace);
+  EXPECT_NE(st.message().find("streams 0 and 1 both access input/output storage"), std::string::npos) << st.ToString();
+  // The copy of the input onto its own block is no write (no race with a reader of the input).
+  Schedule self;
+  self.streams.push_back(Stream{{Step{{}, {}, {LocalOp{LocalOp::Kind::kCopy, R(Buf::kOutput, 2, 2), {R(Buf::kInput, 0, 2)}}}}}});
+  self.streams.push_back(Stream{{Step{{}, {}, {LocalOp{LocalOp::Kind::kCopy, R(Buf::kOutput, 0, 2), {R(Buf::kInput, 0, 2)}}}}}});
+  EXPECT_TRUE(CheckSchedule(self, r1, Aliasing::kInPlace).ok());
+}
+
+TEST(Simulator, InPlaceLayouts) {
+  CollArgs a = Args(Collective::kAllGather, 4, 5);
+  a.rank = 2;
+  EXPECT_EQ(InPlaceBase(a, Buf::kInput), 10u);
+  EXPECT_EQ(InPlaceBase(a, Buf::kOutput), 0u);
+  a.coll = Collective::kReduceScatter;
+  EXPECT_EQ(InPlaceBase(a, Buf::kInput), 0u);
+  EXPECT_EQ(InPlaceBase(a, Buf::kOutput), 10u);
+  a.coll = Collective::kScatter;
+  a.root = 2;
+  EXPECT_EQ(InPlaceBase(a, Buf::kOutput), 10u);
+  a.root = 1;  // a non-root's output aliases nothing
+  EXPECT_EQ(InPlaceBase(a, Buf::kOutput), 0u);
+  a.coll = Collective::kGather;
+  a.root = 2;
+  EXPECT_EQ(InPlaceBase(a, Buf::kInput), 10u);
+  EXPECT_EQ(InPlaceBase(a, Buf::kOutput), 0u);
+  // In place, the output shows what the storage holds: ring all_gather's result as usual.
+  a = Args(Collective::kAllGather, 3, 2);
+  auto res = Simulate("ring", a, Aliasing::kInPlace);
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  for (int r = 0; r < 3; ++r)
+    for (uint64_t e = 0; e < 6; ++e) EXPECT_EQ(res->pool.Format(res->output[r][e], true), std::to_string(e / 2) + ":" + std::to_string(e % 2));
 }
 
 // Any op can evaluate the expressions; here a string concatenation shows the order.

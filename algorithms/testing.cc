@@ -94,12 +94,45 @@ std::string CheckResult(const std::string& what, const CollArgs& args, const Res
 }
 }  // namespace
 
-std::string CheckOne(const std::string& algorithm, const CollArgs& args) {
-  return CheckResult(algorithm + " " + DescribeArgs(args) + ": ", args, Simulate(algorithm, args));
+std::string CheckOne(const std::string& algorithm, const CollArgs& args, Aliasing aliasing) {
+  const std::string how = aliasing == Aliasing::kInPlace ? " (in place)" : "";
+  return CheckResult(algorithm + " " + DescribeArgs(args) + how + ": ", args, Simulate(algorithm, args, aliasing));
 }
 
-std::string CheckSchedules(const CollArgs& args, const std::vector<Schedule>& schedules) {
-  return CheckResult(DescribeArgs(args) + ": ", args, SimulateSchedules(args, schedules));
+std::string CheckSchedules(const CollArgs& args, const std::vector<Schedule>& schedules, Aliasing aliasing) {
+  const std::string how = aliasing == Aliasing::kInPlace ? " (in place)" : "";
+  return CheckResult(DescribeArgs(args) + how + ": ", args, SimulateSchedules(args, schedules, aliasing));
+}
+
+std::vector<std::string> InPlaceSweep(const std::string& algorithm, Collective c, size_t max_failures, int* cases) {
+  std::vector<std::string> failures;
+  std::vector<int> sizes;
+  for (int n = 1; n <= 33; ++n) sizes.push_back(n);
+  sizes.push_back(64);
+  for (int n : sizes) {
+    const uint64_t un = static_cast<uint64_t>(n);
+    std::set<uint64_t> counts{0, 1, 2, 7, 13, un - 1, un + 1, 1000};
+    std::set<int> roots{0};
+    if (IsRooted(c)) roots = {0, n / 2, n - 1};
+    for (uint64_t count : counts)
+      for (int root : roots)
+        for (int nch : {1, 2})
+          for (uint64_t chunk : {uint64_t{0}, uint64_t{3}}) {
+            CollArgs a;
+            a.coll = c;
+            a.nranks = n;
+            a.root = root;
+            a.count = count;
+            a.nchannels = nch;
+            a.chunk = chunk;
+            if (cases) ++*cases;
+            std::string err = CheckOne(algorithm, a, Aliasing::kInPlace);
+            if (err.empty()) continue;
+            failures.push_back(std::move(err));
+            if (failures.size() >= max_failures) return failures;
+          }
+  }
+  return failures;
 }
 
 int Sweep(const std::string& algorithm, Collective c, const SweepOptions& o) {
