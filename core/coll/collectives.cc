@@ -124,8 +124,20 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     output = temps->output.get();
   }
   if (!need_in) input = nullptr;
-  const bool bcast_in_place = c.coll == Collective::kBroadcast && input == output;
-  if (input != nullptr && !bcast_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
+  // Schedules verified to run in place (algorithms/registry.h, InPlaceSafe) need no private copy
+  // of the input when the buffers are laid out as NCCL's in-place calls are.
+  bool native_in_place = false;
+  if (input != nullptr && algo::InPlaceSafe(algorithm, c.coll)) {
+    const uint64_t block = static_cast<uint64_t>(rank_) * c.count * elem;
+    switch (c.coll) {
+      case Collective::kAllGather: native_in_place = input == output + block; break;
+      case Collective::kReduceScatter: native_in_place = output == input + block; break;
+      case Collective::kScatter: native_in_place = is_root && output == input + block; break;
+      case Collective::kGather: native_in_place = is_root && input == output + block; break;
+      default: native_in_place = input == output; break;
+    }
+  }
+  if (input != nullptr && !native_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
     temps->input = buffers_->Get(in_count * elem);
     std::memcpy(temps->input.get(), input, in_count * elem);
     input = temps->input.get();

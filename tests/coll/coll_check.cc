@@ -82,8 +82,9 @@ class Checker {
       case Collective::kAllToAll: in_cnt = out_cnt = n * cnt; break;
       default: break;
     }
-    // In-place layouts: all_gather's input is the rank's block of the output, reduce_scatter's
-    // output is the rank's block of the input, otherwise the same buffer.
+    // In-place layouts (NCCL's): all_gather's input is the rank's block of the output,
+    // reduce_scatter's output is the rank's block of the input; at the root, scatter's output is
+    // its block of the input and gather's input its block of the output; otherwise one buffer.
     std::vector<char> a(std::max(in_cnt, out_cnt) * elem + 1), b(out_cnt * elem + 1);
     char* send = a.data();
     char* recv = b.data();
@@ -91,6 +92,8 @@ class Checker {
       recv = a.data();
       if (k.coll == Collective::kAllGather) send = a.data() + r_ * cnt * elem;
       if (k.coll == Collective::kReduceScatter) recv = a.data() + r_ * cnt * elem;
+      if (k.coll == Collective::kScatter && r_ == k.root) recv = a.data() + r_ * cnt * elem;
+      if (k.coll == Collective::kGather && r_ == k.root) send = a.data() + r_ * cnt * elem;
     }
     for (uint64_t i = 0; i < in_cnt; ++i) SetAs(k.type, send, i, In(k, r_, i));
     if (!k.in_place)
@@ -242,7 +245,14 @@ CollCheckResult CheckCollectives(Communicator& comm, const CollCheckConfig& cfg)
         }
     if (cfg.algorithms)
       for (const std::string& a : algo::AlgorithmsFor(coll))
-        for (uint64_t count : {uint64_t{5}, uint64_t{3000}}) ck.Check({coll, DataType::kFloat32, RedOp::kSum, count, n / 2, a, false});
+        for (uint64_t count : {uint64_t{5}, uint64_t{3000}})
+          for (bool in_place : {false, true}) {
+            if (in_place && coll == Collective::kBarrier) continue;
+            ck.Check({coll, DataType::kFloat32, RedOp::kSum, count, n / 2, a, in_place});
+            // Root 0 too: in-place scatter/gather lay the root's block at its own offset.
+            if (in_place && (coll == Collective::kScatter || coll == Collective::kGather))
+              ck.Check({coll, DataType::kFloat32, RedOp::kSum, count, 0, a, in_place});
+          }
   }
   if (cfg.random) CheckRandom(ck, comm);
   if (cfg.async) CheckAsync(ck, comm);
