@@ -7,7 +7,9 @@
 //
 // REDUCTION ORDER (reduce): a left fold over positions 1, 2, ..., n-1 and then the root:
 // ((x_{root+1} op x_{root+2}) op ...) op x_{root-1}) op x_root (ranks mod n). Interior ranks
-// accumulate in scratch; the root reduces into its output.
+// accumulate in scratch; the root receives into scratch too and reduces it with its input into
+// its output, so in place (output == input) the root reads each input element in the very pass
+// that overwrites it. Scratch: the piece, on every rank but the chain's start.
 #include "algorithms/common.h"
 #include "algorithms/ring.h"
 
@@ -45,10 +47,10 @@ Schedule ChainReduce(const CollArgs& a) {
       AddSend(st.steps.emplace_back(), next, in);
       continue;
     }
-    const Region acc = v == 0 ? Rg(Buf::kOutput, p) : Rg(Buf::kScratch, p);
+    const Region acc = Rg(Buf::kScratch, p);
     Step& step = st.steps.emplace_back();
     AddRecv(step, prev, acc);
-    AddReduce(step, acc, {acc, in});
+    AddReduce(step, v == 0 ? Rg(Buf::kOutput, p) : acc, {acc, in});
     if (v != 0) AddSend(st.steps.emplace_back(), next, acc);
   }
   return Finish(std::move(s));

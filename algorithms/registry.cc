@@ -21,18 +21,16 @@ struct Entry {
 };
 
 constexpr Entry kEntries[] = {
-    // ring all_reduce: a received block lands in the output, which is the input block the
-    // reduction still has to read.
-    {"ring", Collective::kAllReduce, RingAllReduce, false},
-    // ring reduce_scatter: the last receive lands in the output, i.e. the input's own block,
-    // which the last reduction still has to read.
-    {"ring", Collective::kReduceScatter, RingReduceScatter, false},
+    // ring all_reduce / reduce_scatter: partials are received into scratch; the output is written
+    // by the reduction that reads the same storage's input (ring.cc, IN PLACE).
+    {"ring", Collective::kAllReduce, RingAllReduce, true},
+    {"ring", Collective::kReduceScatter, RingReduceScatter, true},
     {"ring", Collective::kAllGather, RingAllGather, true},
     {"ring", Collective::kBroadcast, ChainBroadcast, true},
-    // chain reduce: the root receives into its output (= its input) before reducing its input.
-    {"ring", Collective::kReduce, ChainReduce, false},
-    // tree all_reduce: a step sends the input while receiving into the output (same storage).
-    {"tree", Collective::kAllReduce, TreeAllReduce, false},
+    // chain reduce: the root receives into scratch and reduces it with its input into its output.
+    {"ring", Collective::kReduce, ChainReduce, true},
+    // tree all_reduce: a leaf sends its input up one step before receiving into its output.
+    {"tree", Collective::kAllReduce, TreeAllReduce, true},
     {"binomial", Collective::kBroadcast, BinomialBroadcast, true},
     {"binomial", Collective::kReduce, BinomialReduce, true},
     {"binomial", Collective::kGather, BinomialGather, true},
@@ -40,8 +38,9 @@ constexpr Entry kEntries[] = {
     {"rhd", Collective::kAllReduce, RhdAllReduce, true},
     {"rhd", Collective::kReduceScatter, RhdReduceScatter, true},
     {"bruck", Collective::kAllGather, BruckAllGather, true},
-    // pairwise all_to_all: a step sends input block j while receiving output block j.
-    {"pairwise", Collective::kAllToAll, PairwiseAllToAll, false},
+    // pairwise all_to_all: blocks arriving before their storage was sent are parked and copied
+    // after the send (pairwise.cc, IN PLACE).
+    {"pairwise", Collective::kAllToAll, PairwiseAllToAll, true},
     {"dissemination", Collective::kBarrier, DisseminationBarrier, true},
 };
 

@@ -38,9 +38,10 @@ std::vector<Collective> CollectivesOf(const std::string& algorithm);
 // storage was overwritten, no stream races another on the shared storage, results as usual.
 // false for unknown pairs, and for any other overlap of input and output than that layout.
 //
-//   safe:    ring all_gather, ring broadcast, binomial broadcast/reduce/gather/scatter,
-//            rhd all_reduce/reduce_scatter, bruck all_gather, dissemination barrier
-//   unsafe:  ring all_reduce/reduce_scatter/reduce, tree all_reduce, pairwise all_to_all
+//   safe:    every pair in the table above: ring all_reduce/reduce_scatter/all_gather/broadcast/
+//            reduce, tree all_reduce, binomial broadcast/reduce/gather/scatter, rhd all_reduce/
+//            reduce_scatter, bruck all_gather, pairwise all_to_all, dissemination barrier
+//   unsafe:  none (in_place_test keeps deliberately unsafe schedules to show the check can fail)
 bool InPlaceSafe(const std::string& algorithm, Collective c);
 
 }  // namespace tutti::algo

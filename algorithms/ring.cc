@@ -7,9 +7,18 @@
 // piece is a sub-range of at most `chunk` elements of every rank's block.
 //
 // all_reduce, per piece with blocks B_0..B_{n-1}: reduce-scatter for n-1 steps (step k: send
-// block r-k, receive block r-k-1 into the output and reduce it with the own input), after which
-// rank r holds the finished block r+1; then all-gather for n-1 steps (step k: send block r+1-k,
-// receive block r-k). 2(n-1) steps, 2(n-1)/n of the data sent per rank. No scratch.
+// block r-k, receive the partial of block r-k-1 into a scratch slot and reduce it there with the
+// own input; the last step reduces into the output instead), after which rank r holds the
+// finished block r+1; then all-gather for n-1 steps (step k: send block r+1-k, receive block
+// r-k). 2(n-1) steps, 2(n-1)/n of the data sent per rank. Scratch: two slots of the largest
+// block per stream (one for n = 2), about 2/n of the count in all.
+//
+// IN PLACE (input == output): nothing is received into the output before the reduce-scatter is
+// over. Block b's input is read once, by the reduction that consumes the received partial, and
+// when that reduction writes the output it writes exactly block b's storage (read in the same
+// pass); the own block r's input is only sent, at step 0. The all-gather then receives into
+// blocks whose input has been consumed. reduce_scatter likewise receives only into scratch and
+// writes the output (the input's own block) only with the last reduction, which reads it.
 //
 // REDUCTION ORDER. all_reduce: block j is a left fold over ranks j, j+1, ..., j+n-1 (mod n):
 // ((x_j op x_{j+1}) op x_{j+2}) ... op x_{j-1}, computed once by the ranks along the ring and
@@ -25,19 +34,27 @@ Schedule RingAllReduce(const CollArgs& a) {
   const int n = a.nranks, r = a.rank, next = Mod(r + 1, n), prev = Mod(r - 1, n);
   Schedule s;
   const uint64_t piece = SatMul(a.chunk == 0 ? kDefaultChunk : a.chunk, static_cast<uint64_t>(n));
+  const uint64_t nslots = n == 2 ? 1 : 2;
+  uint64_t scratch_base = 0;  // this stream's slots: [scratch_base, + nslots * largest block)
   for (const Span& p : Pieces(a.count, a.nchannels, piece)) {
     Stream& st = s.streams.emplace_back();
     auto blk = [&](int j) {
       Span b = SplitEven(p.len, static_cast<uint64_t>(n), static_cast<uint64_t>(Mod(j, n)));
       return Span{p.off + b.off, b.len};
     };
+    const uint64_t largest = SplitEven(p.len, static_cast<uint64_t>(n), 0).len;
+    auto slot = [&](int k, uint64_t len) {
+      return Rg(Buf::kScratch, scratch_base + static_cast<uint64_t>(k) % nslots * largest, len);
+    };
     for (int k = 0; k < n - 1; ++k) {  // reduce-scatter
       Step& step = st.steps.emplace_back();
-      const Span out = blk(r - k), in = blk(r - k - 1);
-      AddSend(step, next, Rg(k == 0 ? Buf::kInput : Buf::kOutput, out));
-      AddRecv(step, prev, Rg(Buf::kOutput, in));
-      AddReduce(step, Rg(Buf::kOutput, in), {Rg(Buf::kOutput, in), Rg(Buf::kInput, in)});
+      const Span sent = blk(r - k), in = blk(r - k - 1);
+      AddSend(step, next, k == 0 ? Rg(Buf::kInput, sent) : slot(k - 1, sent.len));
+      const Region acc = slot(k, in.len);
+      AddRecv(step, prev, acc);
+      AddReduce(step, k == n - 2 ? Rg(Buf::kOutput, in) : acc, {acc, Rg(Buf::kInput, in)});
     }
+    scratch_base += nslots * largest;
     for (int k = 0; k < n - 1; ++k) {  // all-gather of the finished blocks
       Step& step = st.steps.emplace_back();
       AddSend(step, next, Rg(Buf::kOutput, blk(r + 1 - k)));
@@ -48,8 +65,9 @@ Schedule RingAllReduce(const CollArgs& a) {
 }
 
 // Piece [off, len) of every block; rank r ends with block r. Step k sends block r-k-1 and
-// receives block r-k-2: into alternating scratch slots (the running partial, reduced in place
-// with the own input's block), and at the last step (block r) straight into the output.
+// receives block r-k-2 into alternating scratch slots (the running partial, reduced in place
+// with the own input's block); the last step (block r) reduces its slot with the own input's
+// block r into the output. Scratch: two slots per piece (one for n = 2).
 Schedule RingReduceScatter(const CollArgs& a) {
   if (a.nranks == 1) return SingleRank(a);
   const int n = a.nranks, r = a.rank, next = Mod(r + 1, n), prev = Mod(r - 1, n);
@@ -57,13 +75,16 @@ Schedule RingReduceScatter(const CollArgs& a) {
   for (const Span& p : Pieces(a.count, a.nchannels, a.chunk == 0 ? kDefaultChunk : a.chunk)) {
     Stream& st = s.streams.emplace_back();
     auto in_blk = [&](int j) { return Rg(Buf::kInput, static_cast<uint64_t>(Mod(j, n)) * a.count + p.off, p.len); };
-    auto slot = [&](int k) { return Rg(Buf::kScratch, 2 * p.off + static_cast<uint64_t>(k % 2) * p.len, p.len); };
+    const uint64_t nslots = n == 2 ? 1 : 2;
+    auto slot = [&](int k) {
+      return Rg(Buf::kScratch, nslots * p.off + static_cast<uint64_t>(k) % nslots * p.len, p.len);
+    };
     for (int k = 0; k < n - 1; ++k) {
       Step& step = st.steps.emplace_back();
       AddSend(step, next, k == 0 ? in_blk(r - 1) : slot(k - 1));
-      const Region acc = k == n - 2 ? Rg(Buf::kOutput, p.off, p.len) : slot(k);
+      const Region acc = slot(k);
       AddRecv(step, prev, acc);
-      AddReduce(step, acc, {acc, in_blk(r - k - 2)});
+      AddReduce(step, k == n - 2 ? Rg(Buf::kOutput, p.off, p.len) : acc, {acc, in_blk(r - k - 2)});
     }
   }
   return Finish(std::move(s));

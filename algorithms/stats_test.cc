@@ -22,7 +22,8 @@ TEST(Stats, RingAllReduce) {
   EXPECT_EQ(st->steps, 14);                      // 2 (n - 1)
   EXPECT_EQ(st->bytes_sent, 2u * 7 * 100 * 4);    // 2 (n-1)/n of 3200 bytes
   EXPECT_EQ(st->bytes_reduced, 7u * 100 * 4);     // (n-1)/n
-  EXPECT_EQ(st->scratch_bytes, 0u);
+  EXPECT_EQ(st->scratch_bytes, 2u * 100 * 4);    // two block slots (in-place safety)
+  EXPECT_EQ(st->bytes_copied, 0u);
 }
 
 TEST(Stats, RhdAllReduce) {

@@ -14,7 +14,14 @@
 // Per piece, an interior node receives both children's partials into scratch (one step),
 // reduces them with its input, then sends the partial up while receiving the final result from
 // its parent into the output (one step), then sends the result to its children. Leaves send
-// their input up and receive the result in one step. The root reduces into its output.
+// their input up (one step), then receive the result into the output (the next step: the
+// parent sends it only after this leaf's partial arrived, so the split costs no wait). The root
+// reduces into its output.
+//
+// IN PLACE (input == output): a node's input is read by its up-going send (leaf) or reduction
+// (interior) before anything is received into its output: a leaf's receive is a later step than
+// its send, an interior node's partial goes up from scratch, and the root's reduction writes
+// exactly its input's storage in the pass that reads it.
 //
 // REDUCTION ORDER: every node combines (left subtree) op (own input) op (right subtree) in one
 // pass, so each element is reduced over the tree's positions in in-order (ascending q),
@@ -84,10 +91,9 @@ Schedule TreeAllReduce(const CollArgs& a) {
         const Region in = Rg(Buf::kInput, p), out = Rg(Buf::kOutput, p);
         const Region lbuf = Rg(Buf::kScratch, 2 * p.off, p.len);
         const Region rbuf = Rg(Buf::kScratch, 2 * p.off + p.len, p.len);
-        if (nd.left < 0 && nd.right < 0) {  // leaf
-          Step& step = st.steps.emplace_back();
-          AddSend(step, nd.parent, in);
-          AddRecv(step, nd.parent, out);
+        if (nd.left < 0 && nd.right < 0) {  // leaf: send up, then receive (in place: same storage)
+          AddSend(st.steps.emplace_back(), nd.parent, in);
+          AddRecv(st.steps.emplace_back(), nd.parent, out);
           continue;
         }
         const Region acc = nd.parent < 0 ? out : lbuf;
