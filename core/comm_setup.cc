@@ -1,5 +1,6 @@
 #include "core/comm_setup.h"
 
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -87,6 +88,16 @@ std::string Key(const char* what, int a, int b) {
 }
 }  // namespace
 
+namespace {
+// Maps the peer's doorbell into `conn`, which rings it after every frame it writes.
+Status AttachDoorbell(ShmConnection& conn, const PeerCard& card) {
+  if (card.doorbell.empty()) return OkStatus();  // the peer sleeps without one
+  TUTTI_ASSIGN_OR_RETURN(auto bell, Doorbell::Open(card.doorbell));
+  conn.SetPeerDoorbell(std::move(bell));
+  return OkStatus();
+}
+}  // namespace
+
 std::string DefaultHostId() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -97,14 +108,18 @@ std::string DefaultHostId() {
   return std::string(host) + "/" + ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns;
 }
 
-std::string EncodePeerCard(const PeerCard& c) { return std::to_string(c.pid) + "\n" + c.host_id; }
+std::string EncodePeerCard(const PeerCard& c) {
+  return std::to_string(c.pid) + "\n" + c.doorbell + "\n" + c.host_id;
+}
 
 Result<PeerCard> DecodePeerCard(const std::string& text) {
   size_t nl = text.find('\n');
-  if (nl == std::string::npos || nl == 0 || nl > 20 || text.size() - nl - 1 > 1024)
+  size_t nl2 = nl == std::string::npos ? std::string::npos : text.find('\n', nl + 1);
+  if (nl2 == std::string::npos || nl == 0 || nl > 20 || nl2 - nl - 1 > 200 || text.size() - nl2 - 1 > 1024)
     return ProtocolError("malformed peer card in the store");
   PeerCard c;
-  c.host_id = text.substr(nl + 1);
+  c.doorbell = text.substr(nl + 1, nl2 - nl - 1);
+  c.host_id = text.substr(nl2 + 1);
   char* end = nullptr;
   std::string pid = text.substr(0, nl);
   c.pid = std::strtoll(pid.c_str(), &end, 10);
@@ -133,7 +148,13 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     uint64_t id = (static_cast<uint64_t>(rd()) << 32) ^ rd();
     TUTTI_RETURN_IF_ERROR(store->Set("comm_id", std::to_string(id)));
   }
-  TUTTI_RETURN_IF_ERROR(store->Set(Key("card", rank), EncodePeerCard({cfg.host_id, getpid()})));
+  // Our doorbell: shm peers ring it when they write to us, so we can sleep while waiting.
+  std::shared_ptr<Doorbell> bell;
+  if (cfg.transport != "tcp") {
+    TUTTI_ASSIGN_OR_RETURN(auto b, Doorbell::Create());
+    bell = std::move(b);
+  }
+  TUTTI_RETURN_IF_ERROR(store->Set(Key("card", rank), EncodePeerCard({cfg.host_id, getpid(), bell ? bell->name() : ""})));
   std::vector<PeerCard> cards(size);
   for (int r = 0; r < size; ++r) {
     auto text = store->Get(Key("card", r), wait_s);
@@ -164,6 +185,16 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       return InvalidArgument(ctx("TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"));
     if (!use_shm(r)) (r < rank ? tcp_lower : tcp_higher).insert(r);
   }
+  // More ranks on this host than cores we may run on: a waiting rank must give its core away
+  // rather than spin or yield (a yield does not reliably hand the core to the rank it waits for).
+  cpu_set_t cpus;
+  int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  if (comm->local_size_ > ncpu && !EnvRaw("TUTTI_SPIN_US") && !EnvRaw("TUTTI_YIELD_US")) {
+    cfg.engine.spin_us = std::min(cfg.engine.spin_us, 5);
+    cfg.engine.yield_us = cfg.engine.spin_us;
+    TUTTI_LOG(Info, Init, "rank %d: %d local ranks on %d cores: waiting ranks sleep instead of spinning", rank,
+              comm->local_size_, ncpu);
+  }
   auto engine = std::make_shared<P2PEngine>(cfg.engine);
 
   // 3. Shared memory: create where we are the lower rank, attach where higher, then unlink.
@@ -173,6 +204,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Create(ShmConnection::SegmentBytes(cfg.shm)));
     std::string name = seg->name();
     TUTTI_ASSIGN_OR_RETURN(created[r], ShmConnection::Make(r, cards[r].pid, std::move(seg), true, true, cfg.shm));
+    TUTTI_RETURN_IF_ERROR(AttachDoorbell(*created[r], cards[r]).WithContext(ctx("doorbell of " + R(r))));
     TUTTI_RETURN_IF_ERROR(store->Set(Key("shm", rank, r), name));
   }
   for (int r = 0; r < rank; ++r) {
@@ -182,6 +214,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
     if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
     TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
+    TUTTI_RETURN_IF_ERROR(AttachDoorbell(*conn, cards[r]).WithContext(ctx("doorbell of " + R(r))));
     engine->SetConnection(r, std::move(conn));
     TUTTI_RETURN_IF_ERROR(store->Set(Key("shmok", r, rank), "1"));
   }
@@ -231,6 +264,10 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
   Status st = store->Wait({"all_ready"}, wait_s);
   if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
+  if (bell) {
+    bell->Unlink();  // every peer has mapped it by now
+    engine->SetWakeSource(bell);
+  }
   comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
   comm->colls_ = std::make_shared<CollRegistry>();
   comm->buffers_ = std::make_shared<BufferPool>();
@@ -238,7 +275,9 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   std::weak_ptr<CollRegistry> colls = comm->colls_;
   engine->SetBackgroundWork([colls] {
     auto c = colls.lock();
-    return c && c->AdvanceAll();
+    if (!c || !c->Active()) return false;
+    c->AdvanceAll();
+    return true;
   });
   engine->StartProgressThread();
   comm->engine_ = std::move(engine);

@@ -22,6 +22,7 @@ std::string DefaultHostId();
 struct PeerCard {
   std::string host_id;
   int64_t pid = 0;
+  std::string doorbell;  // shm name of the rank's doorbell ("" if it has none)
 };
 std::string EncodePeerCard(const PeerCard& c);
 // Validates a card read from the store (untrusted).

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info,
   std::string secret = opts.secret_set || !opts.secret.empty() ? opts.secret : info.secret;
   std::shared_ptr<TcpStoreServer> server;
   std::shared_ptr<Store> store;
-  if (info.world_size == 1 && info.master_addr.empty()) {
+  if (info.world_size == 1) {  // a single rank needs no rendezvous
     store = std::make_shared<InMemoryStore>();
   } else {
     if (info.master_addr.empty() || info.master_port == 0)

@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
 # Installs what tutti needs to build and test on Debian bookworm, from Debian's packages.
 # Idempotent and quick when everything is there: apt runs only for missing packages.
+#   --peers   also install the libraries tutti is compared with (Open MPI, Gloo): optional, for
+#             //bench:mpi_perf, //bench:gloo_perf and tools/compare_peers.sh
 set -euo pipefail
+peers=0
+for arg in "$@"; do
+  case $arg in
+    --peers) peers=1 ;;
+    -h | --help)
+      sed -n '2,5s/^# \{0,1\}//p' "$0"
+      exit 0
+      ;;
+    *)
+      echo "tools/setup.sh: unknown argument $arg (known: --peers)" >&2
+      exit 2
+      ;;
+  esac
+done
 packages=(
   bazel-bootstrap   # Bazel 4.2.3 (works offline with the stand-ins under tools/bazel/)
   g++ libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iptables procps   # multi-host tests in network namespaces
 )
+if ((peers)); then
+  packages+=(openmpi-bin libopenmpi-dev libgloo-dev)   # tools/bazel/peers_configure.bzl finds them
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -34,6 +34,16 @@ class FrameSink {
   virtual void OnSent(int peer, uint64_t cookie) = 0;
 };
 
+// Lets a rank that waits sleep until a peer writes to it (shm: a futex doorbell the peers
+// ring). Prepare, re-check for work, Wait (returns at once if woken since Prepare), Done.
+class WakeSource {
+ public:
+  virtual ~WakeSource() = default;
+  virtual uint32_t Prepare() = 0;
+  virtual void Wait(uint32_t seen, int timeout_us) = 0;
+  virtual void Done() = 0;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;

@@ -23,8 +23,20 @@ bool CollRegistry::AdvanceAll() {
                   active_.end());
     runs = active_;
   }
-  for (auto& r : runs) r->Advance();
-  return !runs.empty();
+  bool moved = false;
+  for (auto& r : runs) {
+    uint64_t before = r->steps_done();
+    bool finished = r->Advance();
+    moved = moved || finished || r->steps_done() != before;
+  }
+  return moved;
+}
+
+bool CollRegistry::Active() {
+  std::lock_guard<std::mutex> lock(mu_);
+  active_.erase(std::remove_if(active_.begin(), active_.end(), [](const auto& r) { return r->done(); }),
+                active_.end());
+  return !active_.empty();
 }
 
 Status CollWork::Wait(double timeout_s) {
@@ -32,7 +44,13 @@ Status CollWork::Wait(double timeout_s) {
   if (timeout_s < 0) timeout_s = default_timeout_s_;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-  Waiter waiter(spin_us_, yield_us_);
+  P2PEngine* engine = run_->engine().get();
+  Waiter waiter(spin_us_, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
+  run_->engine()->AddWaiter();
+  struct Leave {
+    P2PEngine* e;
+    ~Leave() { e->RemoveWaiter(); }
+  } leave{run_->engine().get()};
   while (true) {
     bool moved = registry_->AdvanceAll();  // also drives collectives nobody waits on yet
     if (run_->Advance()) return run_->status();

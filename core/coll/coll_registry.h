@@ -13,8 +13,10 @@ namespace tutti {
 class CollRegistry {
  public:
   void Add(std::shared_ptr<CollectiveRun> run);
-  // Advances every collective in flight; true while any is still running.
+  // Advances every collective in flight; true if any completed a step or finished.
   bool AdvanceAll();
+  // True while any collective is in flight.
+  bool Active();
 
  private:
   std::mutex mu_;

@@ -145,6 +145,7 @@ bool CollectiveRun::Advance() {
       }
       ++st.step;
       st.posted = false;
+      steps_done_.fetch_add(1, std::memory_order_relaxed);
     }
     if (st.step < steps.size()) all_done = false;
   }

@@ -40,6 +40,8 @@ class CollectiveRun {
   // Makes whatever progress is possible without blocking; true once finished. Thread-safe.
   bool Advance();
   bool done() const { return done_.load(std::memory_order_acquire); }
+  // Grows whenever a step of some stream completes (for waiters deciding whether to back off).
+  uint64_t steps_done() const { return steps_done_.load(std::memory_order_relaxed); }
   Status status() const;
   // Stops the run with `why` (e.g. a timeout) unless it already finished.
   void Fail(const Status& why);
@@ -78,6 +80,7 @@ class CollectiveRun {
   std::vector<StreamState> streams_;
   Status status_;
   std::atomic<bool> done_{false};
+  std::atomic<uint64_t> steps_done_{0};
 };
 
 }  // namespace tutti

@@ -182,7 +182,7 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-  Waiter waiter(opts_.spin_us, opts_.yield_us);
+  Waiter waiter(opts_.spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
   waiters_.fetch_add(1);
   struct Leave {
     std::atomic<int>& n;
@@ -206,13 +206,6 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
       std::lock_guard<std::mutex> lock(mu_);
       if (op->done.load()) return op->status;
       return TimeoutLocked(op, std::chrono::duration<double>(now - start).count());
-    }
-    if (!moved && waiter.sleeping() && !wait_fds_.empty()) {
-      // Block on the sockets for a moment instead of sleeping blind.
-      std::vector<pollfd> pfds;
-      for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
-      poll(pfds.data(), pfds.size(), 1);
-      continue;
     }
     waiter.Pause(moved);
   }
@@ -318,6 +311,26 @@ std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) cons
       }
   }
   return out;
+}
+
+void P2PEngine::BlockUntilActivity(int timeout_us) {
+  if (wake_ == nullptr && wait_fds_.empty()) {
+    timespec ts{0, timeout_us * 1000L};
+    nanosleep(&ts, nullptr);
+    return;
+  }
+  uint32_t seen = wake_ ? wake_->Prepare() : 0;
+  if (!Poll()) {
+    if (!wait_fds_.empty()) {
+      // TCP peers: block on their sockets (shm peers, if any, are checked again within 1 ms).
+      std::vector<pollfd> pfds;
+      for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
+      poll(pfds.data(), pfds.size(), std::max(1, std::min(timeout_us / 1000, 1)));
+    } else {
+      wake_->Wait(seen, timeout_us);
+    }
+  }
+  if (wake_) wake_->Done();
 }
 
 void P2PEngine::SetBackgroundWork(std::function<bool()> fn) { background_work_ = std::move(fn); }

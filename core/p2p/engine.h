@@ -72,6 +72,14 @@ class P2PEngine : public FrameSink {
   Status failure() const;
   // Fails the communicator (every pending and later operation) with `why`.
   void Fail(const Status& why);
+  // While a thread waits on something of this engine (a collective), the progress thread keeps
+  // out of its way; pair every AddWaiter with RemoveWaiter.
+  void AddWaiter() { waiters_.fetch_add(1); }
+  void RemoveWaiter() { waiters_.fetch_sub(1); }
+  // The source that wakes this rank when a peer writes to it (set before StartProgressThread).
+  void SetWakeSource(std::shared_ptr<WakeSource> wake) { wake_ = std::move(wake); }
+  // Sleeps up to timeout_us, returning early when data may have arrived.
+  void BlockUntilActivity(int timeout_us);
   // One non-blocking progress pass if nobody else is making progress now; true if anything moved.
   bool Poll();
   // Ranks from which messages with `tag` but another signature than `sig` wait unmatched (a
@@ -150,6 +158,7 @@ class P2PEngine : public FrameSink {
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
 
   std::function<bool()> background_work_;  // set before StartProgressThread
+  std::shared_ptr<WakeSource> wake_;
   std::thread progress_thread_;
   std::mutex thread_mu_;
   std::condition_variable thread_cv_;

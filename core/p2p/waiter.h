@@ -9,12 +9,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 namespace tutti {
 
 class Waiter {
  public:
-  Waiter(int spin_us, int yield_us) : spin_us_(spin_us), yield_us_(std::max(spin_us, yield_us)) { Reset(); }
+  // `block(us)` sleeps until there is activity or us microseconds pass (default: a plain nap).
+  Waiter(int spin_us, int yield_us, std::function<void(int)> block = nullptr)
+      : spin_us_(spin_us), yield_us_(std::max(spin_us, yield_us)), block_(std::move(block)) {
+    Reset();
+  }
 
   void Pause(bool moved) {
     if (moved) {
@@ -32,10 +37,15 @@ class Waiter {
       sched_yield();
       return;
     }
-    timespec ts{0, backoff_us_ * 1000L};
-    nanosleep(&ts, nullptr);
+    if (block_) {
+      block_(backoff_us_);
+    } else {
+      timespec ts{0, backoff_us_ * 1000L};
+      nanosleep(&ts, nullptr);
+    }
     backoff_us_ = std::min(backoff_us_ * 2, 1000);
   }
+  // (The first sleep is 1 us: it mostly just hands the core to another runnable thread.)
   // Sleeping phase reached (the caller may prefer to block on file descriptors then).
   bool sleeping() const {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since_).count() >= yield_us_;
@@ -45,11 +55,12 @@ class Waiter {
   using Clock = std::chrono::steady_clock;
   void Reset() {
     since_ = Clock::now();
-    backoff_us_ = 10;
+    backoff_us_ = 1;
   }
   int spin_us_, yield_us_;
+  std::function<void(int)> block_;
   Clock::time_point since_;
-  int backoff_us_ = 10;
+  int backoff_us_ = 1;
 };
 
 }  // namespace tutti

@@ -46,6 +46,7 @@ Status ShmConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_
     return InternalError("shm frame payload " + std::to_string(h.payload_len) + " > max");
   if (pending_.empty() && out_.TryWrite(h, payload)) {
     if (cookie != 0) sent_.push_back(cookie);
+    if (peer_bell_) peer_bell_->Ring();
     return OkStatus();
   }
   pending_.push_back({h, payload, cookie});
@@ -63,22 +64,27 @@ bool ShmConnection::Flush() {
     pending_.pop_front();
     moved = true;
   }
+  if (moved && peer_bell_) peer_bell_->Ring();
   return moved;
 }
 
 Result<bool> ShmConnection::Progress(FrameSink& sink) {
   if (closed_) return false;
   bool moved = Flush();
+  bool consumed = false;
   for (int i = 0; i < kMaxFramesPerProgress; ++i) {
     FrameHeader h;
     TUTTI_ASSIGN_OR_RETURN(bool have, in_.Peek(&h, in_.max_payload()));
     if (!have) break;
     TUTTI_ASSIGN_OR_RETURN(void* dst, sink.OnHeader(peer(), h));
     in_.Consume(h, dst);
+    consumed = true;
     TUTTI_RETURN_IF_ERROR(sink.OnFrame(peer(), h));
     moved = true;
     if (closed_) return true;
   }
+  // A writer blocked on a full ring may be asleep: tell it there is room now.
+  if (consumed && peer_bell_) peer_bell_->Ring();
   if (!sent_.empty()) {
     std::vector<uint64_t> done;
     done.swap(sent_);

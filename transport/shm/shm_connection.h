@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/shm/doorbell.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/transport.h"
@@ -48,6 +49,8 @@ class ShmConnection : public Connection {
 
   // The creator calls this once the peer has attached, so the name does not outlive the job.
   void UnlinkName() { if (seg_) seg_->Unlink(); }
+  // The peer's doorbell, rung after every frame written for it.
+  void SetPeerDoorbell(std::unique_ptr<Doorbell> bell) { peer_bell_ = std::move(bell); }
 
  private:
   ShmConnection(int peer, pid_t peer_pid, const ShmOptions& opts)
@@ -68,6 +71,7 @@ class ShmConnection : public Connection {
   std::vector<uint64_t> sent_;  // cookies written, to report in Progress
   size_t queued_bytes_ = 0;
   bool closed_ = false;
+  std::unique_ptr<Doorbell> peer_bell_;
 };
 
 }  // namespace tutti

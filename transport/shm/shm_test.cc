@@ -2,9 +2,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
+#include "transport/shm/doorbell.h"
 #include "transport/shm/shm_connection.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/test_sink.h"
@@ -123,6 +126,45 @@ TEST(ShmSegment, RejectsMalformedNames) {
   EXPECT_EQ(ShmSegment::Open("../etc/passwd", 4096).status().code(), Code::kProtocol);
   EXPECT_EQ(ShmSegment::Open("/a/b", 4096).status().code(), Code::kProtocol);
   EXPECT_FALSE(ShmSegment::Open("/tutti-does-not-exist", 4096).ok());
+}
+
+}  // namespace
+}  // namespace tutti
+
+namespace tutti {
+namespace {
+
+TEST(Doorbell, RingWakesASleeperAndTimeoutsExpire) {
+  auto own = Doorbell::Create();
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  auto peer_view = Doorbell::Open((*own)->name());
+  ASSERT_TRUE(peer_view.ok()) << peer_view.status().ToString();
+  // Nobody rings: the wait ends at its timeout.
+  auto t0 = std::chrono::steady_clock::now();
+  uint32_t seen = (*own)->Prepare();
+  (*own)->Wait(seen, 20000);
+  (*own)->Done();
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 0.015);
+  // A ring from the other mapping wakes the sleeper long before its 10 s timeout.
+  seen = (*own)->Prepare();
+  std::thread ringer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    (*peer_view)->Ring();
+  });
+  t0 = std::chrono::steady_clock::now();
+  (*own)->Wait(seen, 10000000);
+  (*own)->Done();
+  waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ringer.join();
+  EXPECT_LT(waited, 5.0);
+  // A ring between Prepare and Wait is not lost: Wait returns at once.
+  seen = (*own)->Prepare();
+  (*peer_view)->Ring();
+  t0 = std::chrono::steady_clock::now();
+  (*own)->Wait(seen, 10000000);
+  (*own)->Done();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
 }  // namespace
