@@ -264,6 +264,15 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
   Status st = store->Wait({"all_ready"}, wait_s);
   if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
+  // Rank 0 (which hosts the store when launched from the environment) leaves only after every
+  // rank has seen "all_ready", so a program that ends right after init cannot take the store
+  // away from a rank still waiting for that reply.
+  TUTTI_ASSIGN_OR_RETURN(int64_t left, store->Add("left", 1));
+  if (left == size) TUTTI_RETURN_IF_ERROR(store->Set("all_left", "1"));
+  if (rank == 0) {
+    st = store->Wait({"all_left"}, wait_s);
+    if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to finish init"));
+  }
   if (bell) {
     bell->Unlink();  // every peer has mapped it by now
     engine->SetWakeSource(bell);

@@ -6,7 +6,7 @@
 //    maps it and confirms; the creator then unlinks the name.
 // 4. tcp: ranks that need TCP listen and publish an address; the higher rank of each pair
 //    connects (TUTTI_SOCKET_NSOCKS sockets) and the lower accepts, checking the job secret.
-// 5. All ranks wait for each other before returning, so nobody leaves the store early.
+// 5. All ranks wait for each other before returning, and rank 0 until all have left the store.
 #pragma once
 
 #include <memory>
