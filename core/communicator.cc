@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "core/coll/buffer_pool.h"
+#include "core/coll/coll_registry.h"
 #include "core/comm_setup.h"
 #include "core/env.h"
 #include "core/launch/launch_env.h"
@@ -117,6 +119,18 @@ Result<std::unique_ptr<Communicator>> Communicator::SplitWithCheck(int color, in
                                                                    const std::string& what) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": " + what + " on a destroyed communicator");
   TUTTI_RETURN_IF_ERROR(engine_->failure());
+  // Splits are matched across ranks by their order, like collectives.
+  if (Status claim = colls_->BeginIssue(rank_, what); !claim.ok()) {
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  auto result = SplitLocked(color, key, check, what);
+  colls_->EndIssue(nullptr);
+  return result;
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::SplitLocked(int color, int key, const std::string& check,
+                                                                 const std::string& what) {
   const int seq = ++split_count_;
   const std::string base = "split" + std::to_string(seq);
   const double t = timeout();
@@ -146,6 +160,19 @@ Result<std::unique_ptr<Communicator>> Communicator::SplitWithCheck(int color, in
   TUTTI_ASSIGN_OR_RETURN(auto child, Create(sub_store, new_rank, static_cast<int>(members.size()), o));
   child->keepalive_ = keepalive_;
   return child;
+}
+
+Communicator::Stats Communicator::stats() const {
+  Stats st;
+  if (engine_) {
+    P2PEngine::Stats e = engine_->stats();
+    st.pending_ops = e.pending_ops;
+    st.tracked_messages = e.tracked;
+    st.tag_queues = e.tag_queues;
+  }
+  if (colls_) st.collectives_in_flight = colls_->InFlight();
+  if (buffers_) st.pooled_bytes = buffers_->kept_bytes();
+  return st;
 }
 
 void Communicator::Abort(const std::string& why) {

@@ -108,6 +108,18 @@ class Communicator {
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
   Result<std::unique_ptr<Communicator>> NewGroup(const std::vector<int>& ranks);
 
+  // What the communicator holds for calls in flight. Everything but pooled_bytes (scratch kept
+  // for reuse, bounded) is zero when no call is in flight: per-call state is released when the
+  // call ends (tests and the soak benchmark check it).
+  struct Stats {
+    size_t pending_ops = 0;        // point-to-point operations posted and not complete
+    size_t tracked_messages = 0;   // entries in the engine's per-peer tables
+    size_t tag_queues = 0;         // per-tag queues of posted / unexpected messages
+    size_t collectives_in_flight = 0;
+    size_t pooled_bytes = 0;
+  };
+  Stats stats() const;
+
   // Fails everything pending or later with kAborted and drops connections. Always returns
   // promptly; safe from any thread.
   void Abort(const std::string& why = "");
@@ -118,6 +130,8 @@ class Communicator {
   Communicator() = default;
   Result<std::unique_ptr<Communicator>> SplitWithCheck(int color, int key, const std::string& check,
                                                        const std::string& what);
+  Result<std::unique_ptr<Communicator>> SplitLocked(int color, int key, const std::string& check,
+                                                    const std::string& what);
   struct CollCall;
   Result<Work> StartCollective(const CollCall& call);
 

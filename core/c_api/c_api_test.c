@@ -55,7 +55,34 @@ int c_api_rank_main(void) {
   if (tuttiAllReduce(x, sum, 4, (tuttiDataType_t)99, tuttiSum, comm, NULL) != tuttiInvalidArgument) return 7;
   if (tuttiBroadcast(x, x, 4, tuttiFloat32, n + 5, comm, NULL) != tuttiInvalidArgument) return 8;
   if (strstr(tuttiGetLastError(), "root") == NULL) return 9;
+  if (tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiPremulSum, comm, NULL) != tuttiInvalidArgument) return 10;
+  CHECK(tuttiBarrier(comm, NULL));
+  /* A work handle freed twice is an error, not a double free. */
+  CHECK(tuttiBarrier(comm, &w));
+  CHECK(tuttiWorkWait(w, -1));
+  CHECK(tuttiWorkFree(w));
+  if (tuttiWorkFree(w) != tuttiInvalidUsage) return 11;
+  if (tuttiWorkWait(w, -1) != tuttiInvalidUsage) return 12;
+  /* A count that passes the size checks but cannot be allocated is an error code naming the
+   * size, not std::bad_alloc. It fails the communicator it ran on (here a copy of comm): a rank
+   * that gets there after a peer failed hears the peer's reason (tuttiRemoteError, same text). */
+  {
+    char small[16];
+    tuttiComm_t dup = NULL;
+    CHECK(tuttiCommSplit(comm, 0, rank, &dup));
+    tuttiResult_t r = tuttiAllToAll(small, small, (size_t)1 << 40, tuttiInt8, dup, NULL);
+    if (r != tuttiSystemError && r != tuttiRemoteError) return 13;
+    if (strstr(tuttiGetLastError(), "out of memory") == NULL) return 14;
+    if (strstr(tuttiGetLastError(), "bytes") == NULL) return 15;
+    if (tuttiBarrier(dup, NULL) == tuttiSuccess) return 16; /* that communicator is failed now */
+    CHECK(tuttiCommDestroy(dup));
+  }
   CHECK(tuttiBarrier(comm, NULL));
   CHECK(tuttiCommDestroy(comm));
+  /* Destroying twice is an error, never a double free; so is using the destroyed handle. */
+  if (tuttiCommDestroy(comm) != tuttiInvalidUsage) return 17;
+  if (strstr(tuttiGetLastError(), "already destroyed") == NULL) return 18;
+  if (tuttiCommCount(comm, &n) != tuttiInvalidUsage) return 19;
+  if (tuttiCommDestroy((tuttiComm_t)&rank) != tuttiInvalidArgument) return 20;
   return 0;
 }

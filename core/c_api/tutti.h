@@ -1,7 +1,9 @@
 /* tutti's C API: a stable, NCCL-like interface over the C++ library.
  *
  * Every function returns a tuttiResult_t; tuttiGetLastError() gives the message of the last
- * failure on the calling thread (which names the rank, the operation and the peer).
+ * failure on the calling thread (which names the rank, the operation and the peer). No C++
+ * exception ever leaves a function of this API: running out of memory is tuttiSystemError
+ * with a message saying how much was asked for.
  * Collectives take an optional `work` argument: NULL runs the call to completion (blocking);
  * otherwise the call starts and *work must later be waited for with tuttiWorkWait and released
  * with tuttiWorkFree. */
@@ -30,13 +32,35 @@ typedef enum {
   tuttiUnavailable = 12,
 } tuttiResult_t;
 
-/* Same numbering as tutti::DataType and tutti::RedOp. */
+/* Data types and reduction ops are numbered as NCCL numbers them (nccl.h), so a layer that
+ * speaks NCCL's ABI converts with a cast. */
 typedef enum {
-  tuttiInt8 = 0, tuttiUint8, tuttiInt32, tuttiUint32, tuttiInt64, tuttiUint64,
-  tuttiFloat16, tuttiBfloat16, tuttiFloat32, tuttiFloat64, tuttiFp8E4M3, tuttiFp8E5M2,
+  tuttiInt8 = 0,
+  tuttiUint8 = 1,
+  tuttiInt32 = 2,
+  tuttiUint32 = 3,
+  tuttiInt64 = 4,
+  tuttiUint64 = 5,
+  tuttiFloat16 = 6,
+  tuttiFloat32 = 7,
+  tuttiFloat64 = 8,
+  tuttiBfloat16 = 9,
+  tuttiFp8E4M3 = 10,
+  tuttiFp8E5M2 = 11,
+  tuttiNumTypes = 12
 } tuttiDataType_t;
 
-typedef enum { tuttiSum = 0, tuttiProd, tuttiMin, tuttiMax, tuttiAvg, tuttiPremulSum } tuttiRedOp_t;
+/* tuttiPremulSum is only accepted by tuttiAllReducePremulSum (it needs a scalar); NCCL's own
+ * premul ops are created at run time from ncclNumOps (5) up and are mapped by the NCCL layer. */
+typedef enum {
+  tuttiSum = 0,
+  tuttiProd = 1,
+  tuttiMax = 2,
+  tuttiMin = 3,
+  tuttiAvg = 4,
+  tuttiPremulSum = 5,
+  tuttiNumOps = 6
+} tuttiRedOp_t;
 
 typedef struct tuttiComm* tuttiComm_t;
 typedef struct tuttiWork* tuttiWork_t;
@@ -56,6 +80,7 @@ tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* 
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm); /* fails everything pending; the handle stays valid */
+/* Releases comm. A second destroy of the same handle is tuttiInvalidUsage, never a crash. */
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
 
 /* Point-to-point (count elements of datatype; tag >= 0). */
@@ -90,6 +115,7 @@ tuttiResult_t tuttiAllReducePremulSum(const void* sendbuf, void* recvbuf, size_t
 /* Asynchronous operations. timeout_s < 0: the communicator's timeout. */
 tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s);
 tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done); /* done: 1 when finished (then its result is returned) */
+/* A work that was already freed (or never made) is tuttiInvalidUsage. */
 tuttiResult_t tuttiWorkFree(tuttiWork_t work);
 
 #ifdef __cplusplus

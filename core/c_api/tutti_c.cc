@@ -1,11 +1,24 @@
 // The C API (tutti.h) over tutti::Communicator.
+//
+// Two rules shape this file. No exception may cross into C: every entry point runs its body
+// through Guard(), which turns std::bad_alloc into tuttiSystemError ("out of memory") and any
+// other exception into tuttiInternalError. And a handle the caller already released must be
+// an error, not memory corruption: communicator handles are small shells that stay allocated
+// (and reachable) for the life of the process, so a second tuttiCommDestroy finds a shell
+// marked destroyed; work handles live in a table, so freeing one twice finds no entry.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "core/c_api/tutti.h"
 #include "core/communicator.h"
 
 struct tuttiComm {
-  std::unique_ptr<tutti::Communicator> comm;
+  std::shared_ptr<tutti::Communicator> comm;  // null once destroyed
 };
 struct tuttiWork {
   tutti::Work work;
@@ -13,6 +26,18 @@ struct tuttiWork {
 
 namespace {
 thread_local std::string g_last_error;
+
+// Every communicator shell ever handed out, and every live work handle.
+struct Handles {
+  std::mutex mu;
+  std::vector<std::unique_ptr<tuttiComm>> comms;
+  std::unordered_set<const tuttiComm*> comm_set;
+  std::unordered_set<const tuttiWork*> works;
+};
+Handles& H() {
+  static Handles* h = new Handles();  // never destroyed: handles may be used from atexit code
+  return *h;
+}
 
 tuttiResult_t ToResult(const tutti::Status& st) {
   using tutti::Code;
@@ -35,28 +60,137 @@ tuttiResult_t ToResult(const tutti::Status& st) {
   return tuttiInternalError;
 }
 
-tuttiResult_t Bad(const char* what) { return ToResult(tutti::InvalidArgument(what)); }
+tuttiResult_t Bad(const std::string& what) { return ToResult(tutti::InvalidArgument(what)); }
+
+template <typename F>
+tuttiResult_t Guard(const char* fn, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    try {
+      return ToResult(tutti::SystemError(std::string(fn) + ": out of memory"));
+    } catch (...) {
+      return tuttiSystemError;  // not even the message fits
+    }
+  } catch (const std::exception& e) {
+    try {
+      return ToResult(tutti::InternalError(std::string(fn) + ": unexpected exception: " + e.what()));
+    } catch (...) {
+      return tuttiInternalError;
+    }
+  } catch (...) {
+    return tuttiInternalError;
+  }
+}
+
+tuttiComm_t NewCommHandle(std::unique_ptr<tutti::Communicator> c) {
+  auto shell = std::make_unique<tuttiComm>();
+  shell->comm = std::move(c);
+  Handles& h = H();
+  std::lock_guard<std::mutex> lock(h.mu);
+  tuttiComm_t out = shell.get();
+  h.comm_set.insert(out);
+  h.comms.push_back(std::move(shell));
+  return out;
+}
+
+// The communicator behind a handle, kept alive for the duration of the call even if another
+// thread destroys the handle meanwhile.
+tutti::Result<std::shared_ptr<tutti::Communicator>> Comm(const tuttiComm* c) {
+  if (c == nullptr) return tutti::InvalidArgument("null communicator");
+  Handles& h = H();
+  std::lock_guard<std::mutex> lock(h.mu);
+  if (h.comm_set.count(c) == 0) return tutti::InvalidArgument("not a communicator handle of this library");
+  if (!c->comm) return tutti::InvalidUsage("communicator already destroyed");
+  return c->comm;
+}
+
+tuttiResult_t NewWork(tutti::Work w, tuttiWork_t* out) {
+  auto* handle = new tuttiWork{std::move(w)};
+  Handles& h = H();
+  std::lock_guard<std::mutex> lock(h.mu);
+  h.works.insert(handle);
+  *out = handle;
+  return tuttiSuccess;
+}
+
+tutti::Status CheckWork(const tuttiWork* w) {
+  if (w == nullptr) return tutti::InvalidArgument("null work");
+  Handles& h = H();
+  std::lock_guard<std::mutex> lock(h.mu);
+  if (h.works.count(w) == 0) return tutti::InvalidUsage("work handle unknown or already freed");
+  return tutti::OkStatus();
+}
 
 // Runs a started operation: blocking when work == NULL, else hands the Work out.
 tuttiResult_t Finish(tutti::Result<tutti::Work> w, tuttiWork_t* work) {
   if (!w.ok()) return ToResult(w.status());
   if (work == nullptr) return ToResult(w->Wait());
-  *work = new tuttiWork{std::move(*w)};
-  return tuttiSuccess;
+  return NewWork(std::move(*w), work);
 }
 
-tutti::DataType T(tuttiDataType_t t) { return static_cast<tutti::DataType>(t); }
-tutti::RedOp O(tuttiRedOp_t o) { return static_cast<tutti::RedOp>(o); }
-bool ValidType(tuttiDataType_t t) { return t >= 0 && t < tutti::kNumDataTypes; }
-bool ValidOp(tuttiRedOp_t o) { return o >= 0 && o < tutti::kNumRedOps; }
+// An enum argument from C may hold any int (C does not restrict it, C++ does): read its bits
+// as an int before looking at it.
+template <typename E>
+int Raw(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
+tutti::Result<tutti::DataType> T(const tuttiDataType_t& type) {
+  using tutti::DataType;
+  const int t = Raw(type);
+  switch (t) {
+    case tuttiInt8: return DataType::kInt8;
+    case tuttiUint8: return DataType::kUint8;
+    case tuttiInt32: return DataType::kInt32;
+    case tuttiUint32: return DataType::kUint32;
+    case tuttiInt64: return DataType::kInt64;
+    case tuttiUint64: return DataType::kUint64;
+    case tuttiFloat16: return DataType::kFloat16;
+    case tuttiFloat32: return DataType::kFloat32;
+    case tuttiFloat64: return DataType::kFloat64;
+    case tuttiBfloat16: return DataType::kBfloat16;
+    case tuttiFp8E4M3: return DataType::kFp8E4M3;
+    case tuttiFp8E5M2: return DataType::kFp8E5M2;
+    case tuttiNumTypes: break;
+  }
+  return tutti::InvalidArgument("unknown data type " + std::to_string(t));
+}
+
+tutti::Result<tutti::RedOp> O(const tuttiRedOp_t& op) {
+  using tutti::RedOp;
+  const int o = Raw(op);
+  switch (o) {
+    case tuttiSum: return RedOp::kSum;
+    case tuttiProd: return RedOp::kProd;
+    case tuttiMax: return RedOp::kMax;
+    case tuttiMin: return RedOp::kMin;
+    case tuttiAvg: return RedOp::kAvg;
+    case tuttiPremulSum:
+      return tutti::InvalidArgument("premul_sum needs a scalar: use tuttiAllReducePremulSum");
+    case tuttiNumOps: break;
+  }
+  return tutti::InvalidArgument("unknown reduction op " + std::to_string(o));
+}
 }  // namespace
 
-#define TUTTI_CHECK_COMM(c) \
-  if ((c) == nullptr || !(c)->comm) return Bad("null or destroyed communicator")
-#define TUTTI_CHECK_TYPE(t) \
-  if (!ValidType(t)) return Bad("unknown data type")
-#define TUTTI_CHECK_OP(o) \
-  if (!ValidOp(o)) return Bad("unknown reduction op")
+// Binds `c` to the communicator of handle `h`, `t` / `o` to the converted type / op, or returns
+// the error code.
+#define TUTTI_COMM(c, h)          \
+  auto c##_r = Comm(h);           \
+  if (!c##_r.ok()) return ToResult(c##_r.status()); \
+  tutti::Communicator& c = **c##_r
+#define TUTTI_TYPE(v, t)        \
+  auto v##_r = T(t);            \
+  if (!v##_r.ok()) return ToResult(v##_r.status()); \
+  const tutti::DataType v = *v##_r
+#define TUTTI_OP(v, o)          \
+  auto v##_r = O(o);            \
+  if (!v##_r.ok()) return ToResult(v##_r.status()); \
+  const tutti::RedOp v = *v##_r
 
 extern "C" {
 
@@ -82,172 +216,233 @@ const char* tuttiGetErrorString(tuttiResult_t r) {
 const char* tuttiGetLastError(void) { return g_last_error.c_str(); }
 
 tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
-  if (comm == nullptr) return Bad("null comm pointer");
-  auto c = tutti::Communicator::InitFromEnv();
-  if (!c.ok()) return ToResult(c.status());
-  *comm = new tuttiComm{std::move(*c)};
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    if (comm == nullptr) return Bad("null comm pointer");
+    auto c = tutti::Communicator::InitFromEnv();
+    if (!c.ok()) return ToResult(c.status());
+    *comm = NewCommHandle(std::move(*c));
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, int rank, const char* master_addr, int master_port,
                                 const char* secret) {
-  if (comm == nullptr || master_addr == nullptr) return Bad("null argument");
-  tutti::LaunchInfo info;
-  info.rank = rank;
-  info.world_size = nranks;
-  info.master_addr = master_addr;
-  info.master_port = master_port;
-  info.secret = secret ? secret : "";
-  info.source = "c-api";
-  tutti::CommOptions o;
-  o.secret = info.secret;
-  o.secret_set = true;
-  auto c = tutti::Communicator::Init(info, o);
-  if (!c.ok()) return ToResult(c.status());
-  *comm = new tuttiComm{std::move(*c)};
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    if (comm == nullptr || master_addr == nullptr) return Bad("null argument");
+    tutti::LaunchInfo info;
+    info.rank = rank;
+    info.world_size = nranks;
+    info.master_addr = master_addr;
+    info.master_port = master_port;
+    info.secret = secret ? secret : "";
+    info.source = "c-api";
+    tutti::CommOptions o;
+    o.secret = info.secret;
+    o.secret_set = true;
+    auto c = tutti::Communicator::Init(info, o);
+    if (!c.ok()) return ToResult(c.status());
+    *comm = NewCommHandle(std::move(*c));
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
-  TUTTI_CHECK_COMM(comm);
-  if (newcomm == nullptr) return Bad("null newcomm pointer");
-  auto c = comm->comm->Split(color, key);
-  if (!c.ok()) {
-    if (c.status().code() == tutti::Code::kNotMember && color < 0) {
-      *newcomm = nullptr;
-      return tuttiSuccess;
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    if (newcomm == nullptr) return Bad("null newcomm pointer");
+    auto sub = c.Split(color, key);
+    if (!sub.ok()) {
+      if (sub.status().code() == tutti::Code::kNotMember && color < 0) {
+        *newcomm = nullptr;
+        return tuttiSuccess;
+      }
+      return ToResult(sub.status());
     }
-    return ToResult(c.status());
-  }
-  *newcomm = new tuttiComm{std::move(*c)};
-  return tuttiSuccess;
+    *newcomm = NewCommHandle(std::move(*sub));
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count) {
-  TUTTI_CHECK_COMM(comm);
-  if (count == nullptr) return Bad("null count pointer");
-  *count = comm->comm->size();
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    if (count == nullptr) return Bad("null count pointer");
+    *count = c.size();
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
-  TUTTI_CHECK_COMM(comm);
-  if (rank == nullptr) return Bad("null rank pointer");
-  *rank = comm->comm->rank();
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    if (rank == nullptr) return Bad("null rank pointer");
+    *rank = c.rank();
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
-  TUTTI_CHECK_COMM(comm);
-  comm->comm->Abort("tuttiCommAbort");
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    c.Abort("tuttiCommAbort");
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
-  if (comm == nullptr) return Bad("null communicator");
-  delete comm;
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    std::shared_ptr<tutti::Communicator> c;
+    {
+      if (comm == nullptr) return Bad("null communicator");
+      Handles& h = H();
+      std::lock_guard<std::mutex> lock(h.mu);
+      if (h.comm_set.count(comm) == 0) return Bad("not a communicator handle of this library");
+      if (!comm->comm) return ToResult(tutti::InvalidUsage("tuttiCommDestroy: communicator already destroyed"));
+      c = std::move(comm->comm);
+    }
+    c->Destroy();  // the last reference (ours, unless a call is running in another thread)
+    return tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiSend(const void* buf, size_t count, tuttiDataType_t t, int peer, int tag, tuttiComm_t comm,
                         tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->ISend(buf, count * tutti::DataTypeSize(T(t)), peer, tag), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    if (count > (~size_t{0}) / tutti::DataTypeSize(type)) return Bad("send count too large");
+    return Finish(c.ISend(buf, count * tutti::DataTypeSize(type), peer, tag), work);
+  });
 }
 
 tuttiResult_t tuttiRecv(void* buf, size_t count, tuttiDataType_t t, int peer, int tag, tuttiComm_t comm,
                         tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IRecv(buf, count * tutti::DataTypeSize(T(t)), peer, tag), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    if (count > (~size_t{0}) / tutti::DataTypeSize(type)) return Bad("recv count too large");
+    return Finish(c.IRecv(buf, count * tutti::DataTypeSize(type), peer, tag), work);
+  });
 }
 
 tuttiResult_t tuttiBroadcast(const void* s, void* r, size_t n, tuttiDataType_t t, int root, tuttiComm_t comm,
                              tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IBroadcast(s, r, n, T(t), root), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    return Finish(c.IBroadcast(s, r, n, type, root), work);
+  });
 }
 
 tuttiResult_t tuttiReduce(const void* s, void* r, size_t n, tuttiDataType_t t, tuttiRedOp_t op, int root,
                           tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  TUTTI_CHECK_OP(op);
-  return Finish(comm->comm->IReduce(s, r, n, T(t), O(op), root), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_OP(rop, op);
+    return Finish(c.IReduce(s, r, n, type, rop, root), work);
+  });
 }
 
 tuttiResult_t tuttiScatter(const void* s, void* r, size_t n, tuttiDataType_t t, int root, tuttiComm_t comm,
                            tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IScatter(s, r, n, T(t), root), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    return Finish(c.IScatter(s, r, n, type, root), work);
+  });
 }
 
 tuttiResult_t tuttiGather(const void* s, void* r, size_t n, tuttiDataType_t t, int root, tuttiComm_t comm,
                           tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IGather(s, r, n, T(t), root), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    return Finish(c.IGather(s, r, n, type, root), work);
+  });
 }
 
 tuttiResult_t tuttiAllReduce(const void* s, void* r, size_t n, tuttiDataType_t t, tuttiRedOp_t op, tuttiComm_t comm,
                              tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  TUTTI_CHECK_OP(op);
-  return Finish(comm->comm->IAllReduce(s, r, n, T(t), O(op)), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_OP(rop, op);
+    return Finish(c.IAllReduce(s, r, n, type, rop), work);
+  });
 }
 
 tuttiResult_t tuttiAllReducePremulSum(const void* s, void* r, size_t n, tuttiDataType_t t, double scalar,
                                       tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  tutti::CollOptions o;
-  o.premul_scalar = scalar;
-  return Finish(comm->comm->IAllReduce(s, r, n, T(t), tutti::RedOp::kPremulSum, o), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    tutti::CollOptions o;
+    o.premul_scalar = scalar;
+    return Finish(c.IAllReduce(s, r, n, type, tutti::RedOp::kPremulSum, o), work);
+  });
 }
 
 tuttiResult_t tuttiAllGather(const void* s, void* r, size_t n, tuttiDataType_t t, tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IAllGather(s, r, n, T(t)), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    return Finish(c.IAllGather(s, r, n, type), work);
+  });
 }
 
 tuttiResult_t tuttiReduceScatter(const void* s, void* r, size_t n, tuttiDataType_t t, tuttiRedOp_t op,
                                  tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  TUTTI_CHECK_OP(op);
-  return Finish(comm->comm->IReduceScatter(s, r, n, T(t), O(op)), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_OP(rop, op);
+    return Finish(c.IReduceScatter(s, r, n, type, rop), work);
+  });
 }
 
 tuttiResult_t tuttiAllToAll(const void* s, void* r, size_t n, tuttiDataType_t t, tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  TUTTI_CHECK_TYPE(t);
-  return Finish(comm->comm->IAllToAll(s, r, n, T(t)), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    return Finish(c.IAllToAll(s, r, n, type), work);
+  });
 }
 
 tuttiResult_t tuttiBarrier(tuttiComm_t comm, tuttiWork_t* work) {
-  TUTTI_CHECK_COMM(comm);
-  return Finish(comm->comm->IBarrier(), work);
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    return Finish(c.IBarrier(), work);
+  });
 }
 
 tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s) {
-  if (work == nullptr) return Bad("null work");
-  return ToResult(work->work.Wait(timeout_s));
+  return Guard(__func__, [&] {
+    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
+    return ToResult(work->work.Wait(timeout_s));
+  });
 }
 
 tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done) {
-  if (work == nullptr || done == nullptr) return Bad("null argument");
-  *done = work->work.Test() ? 1 : 0;
-  return *done ? ToResult(work->work.status()) : tuttiSuccess;
+  return Guard(__func__, [&] {
+    if (done == nullptr) return Bad("null done pointer");
+    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
+    *done = work->work.Test() ? 1 : 0;
+    return *done ? ToResult(work->work.status()) : tuttiSuccess;
+  });
 }
 
 tuttiResult_t tuttiWorkFree(tuttiWork_t work) {
-  delete work;
-  return tuttiSuccess;
+  return Guard(__func__, [&] {
+    if (work == nullptr) return Bad("null work");
+    {
+      Handles& h = H();
+      std::lock_guard<std::mutex> lock(h.mu);
+      if (h.works.erase(work) == 0) return ToResult(tutti::InvalidUsage("tuttiWorkFree: work unknown or already freed"));
+    }
+    delete work;
+    return tuttiSuccess;
+  });
 }
 
 }  // extern "C"

@@ -1,15 +1,18 @@
 #include "core/coll/buffer_pool.h"
 
 #include <algorithm>
+#include <new>
+#include <string>
 
 namespace tutti {
 
-std::shared_ptr<char> BufferPool::Get(size_t bytes) {
-  if (bytes == 0) return nullptr;
+Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
+  if (bytes == 0) return std::shared_ptr<char>();
   char* p = nullptr;
   size_t got = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    TrimLocked(Clock::now());
     // The smallest free buffer that is large enough.
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it)
@@ -22,7 +25,20 @@ std::shared_ptr<char> BufferPool::Get(size_t bytes) {
     }
   }
   if (p == nullptr) {
-    p = new char[bytes];
+    p = new (std::nothrow) char[bytes];
+    if (p == nullptr) {
+      // Give back what we keep and try once more before reporting.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const Free& f : free_) delete[] f.p;
+        free_.clear();
+        kept_bytes_ = 0;
+      }
+      p = new (std::nothrow) char[bytes];
+      if (p == nullptr)
+        return SystemError("out of memory: could not allocate " + std::to_string(bytes) +
+                           " bytes of collective scratch space");
+    }
     got = bytes;
   }
   std::shared_ptr<BufferPool> self = shared_from_this();
@@ -31,8 +47,22 @@ std::shared_ptr<char> BufferPool::Get(size_t bytes) {
 
 void BufferPool::Put(char* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  free_.push_back({p, bytes});
+  const Clock::time_point now = Clock::now();
+  free_.push_back({p, bytes, now});
   kept_bytes_ += bytes;
+  TrimLocked(now);
+}
+
+void BufferPool::TrimLocked(Clock::time_point now) {
+  for (auto it = free_.begin(); it != free_.end();) {
+    if (now - it->since > kMaxIdle) {
+      kept_bytes_ -= it->bytes;
+      delete[] it->p;
+      it = free_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   // Over the limits: drop the smallest buffers first (large ones are the costly ones to map).
   while (!free_.empty() && (free_.size() > kMaxKeptBuffers || kept_bytes_ > kMaxKeptBytes)) {
     auto smallest = std::min_element(free_.begin(), free_.end(),
@@ -41,6 +71,11 @@ void BufferPool::Put(char* p, size_t bytes) {
     delete[] smallest->p;
     free_.erase(smallest);
   }
+}
+
+size_t BufferPool::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_bytes_;
 }
 
 BufferPool::~BufferPool() {

@@ -2,36 +2,51 @@
 //
 // A fresh large allocation costs a page fault per 4 KiB the first time it is touched, which
 // for a 32 MiB collective is slower than the collective itself; the pool hands back buffers
-// that are already mapped. Buffers return to the pool when the last reference goes.
+// that are already mapped. Buffers return to the pool when the last reference goes. The pool
+// keeps at most kMaxKeptBuffers / kMaxKeptBytes, and a buffer nobody asked for during
+// kMaxIdle is released, so memory taken by one large call does not stay forever.
+//
+// Allocation failure is an error value (never an exception): a count that passes the size
+// checks may still be far more than the machine can give.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "core/status.h"
+
 namespace tutti {
 
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
-  // A buffer of at least `bytes` (nullptr for 0).
-  std::shared_ptr<char> Get(size_t bytes);
-  // How many bytes the pool keeps for reuse at most.
+  ~BufferPool();
+  // A buffer of at least `bytes` (nullptr for 0); kSystemError "out of memory" if it cannot
+  // be had.
+  Result<std::shared_ptr<char>> Get(size_t bytes);
+  // Bytes held for reuse now (not counting buffers in use).
+  size_t kept_bytes() const;
+
   static constexpr size_t kMaxKeptBytes = size_t{1} << 30;
   static constexpr size_t kMaxKeptBuffers = 8;
+  static constexpr std::chrono::seconds kMaxIdle{10};
 
  private:
-  void Put(char* p, size_t bytes);
+  using Clock = std::chrono::steady_clock;
   struct Free {
     char* p;
     size_t bytes;
+    Clock::time_point since;
   };
-  std::mutex mu_;
+  void Put(char* p, size_t bytes);
+  // Drops buffers over the limits or idle too long (mu_ held).
+  void TrimLocked(Clock::time_point now);
+
+  mutable std::mutex mu_;
   std::vector<Free> free_;
   size_t kept_bytes_ = 0;
-
- public:
-  ~BufferPool();
 };
 
 }  // namespace tutti

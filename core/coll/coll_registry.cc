@@ -10,17 +10,49 @@
 
 namespace tutti {
 
-void CollRegistry::Add(std::shared_ptr<CollectiveRun> run) {
+void CollRegistry::DropFinishedLocked() {
+  active_.erase(std::remove_if(active_.begin(), active_.end(), [](const auto& r) { return r->done(); }),
+                active_.end());
+}
+
+Status CollRegistry::BeginIssue(int rank, const std::string& call) {
   std::lock_guard<std::mutex> lock(mu_);
-  active_.push_back(std::move(run));
+  const std::thread::id me = std::this_thread::get_id();
+  std::string other;
+  if (issuing_) {
+    other = issuing_call_ + ", which another thread is issuing now";
+  } else if (issuer_ != me) {
+    DropFinishedLocked();
+    if (!active_.empty()) other = active_.front()->what() + ", which another thread issued and is still in flight";
+  }
+  if (!other.empty())
+    return InvalidUsage("rank " + std::to_string(rank) + ": " + call + " called while " + other +
+                        ": collectives on one communicator must be issued by one thread at a time, in the same "
+                        "order on every rank (use Split for a communicator per thread)");
+  issuing_ = true;
+  issuing_call_ = call;
+  issuer_ = me;
+  return OkStatus();
+}
+
+void CollRegistry::EndIssue(std::shared_ptr<CollectiveRun> run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  issuing_ = false;
+  issuing_call_.clear();
+  if (run && !run->done()) active_.push_back(std::move(run));
+}
+
+size_t CollRegistry::InFlight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DropFinishedLocked();
+  return active_.size();
 }
 
 bool CollRegistry::AdvanceAll() {
   std::vector<std::shared_ptr<CollectiveRun>> runs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    active_.erase(std::remove_if(active_.begin(), active_.end(), [](const auto& r) { return r->done(); }),
-                  active_.end());
+    DropFinishedLocked();
     runs = active_;
   }
   bool moved = false;
@@ -32,12 +64,7 @@ bool CollRegistry::AdvanceAll() {
   return moved;
 }
 
-bool CollRegistry::Active() {
-  std::lock_guard<std::mutex> lock(mu_);
-  active_.erase(std::remove_if(active_.begin(), active_.end(), [](const auto& r) { return r->done(); }),
-                active_.end());
-  return !active_.empty();
-}
+bool CollRegistry::Active() { return InFlight() > 0; }
 
 Status CollWork::Wait(double timeout_s) {
   using Clock = std::chrono::steady_clock;

@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/coll/executor.h"
@@ -12,15 +14,28 @@ namespace tutti {
 
 class CollRegistry {
  public:
-  void Add(std::shared_ptr<CollectiveRun> run);
+  // Collectives are matched across ranks by the order in which they are issued, so one thread
+  // at a time may issue them. BeginIssue claims issuing for the calling thread; it fails with
+  // kInvalidUsage naming both calls when another thread is issuing one now or has one in
+  // flight. Every successful BeginIssue is paired with EndIssue (with the run it started, or
+  // nullptr). A thread may take over once the previous thread's collectives have completed.
+  Status BeginIssue(int rank, const std::string& call);
+  void EndIssue(std::shared_ptr<CollectiveRun> run);
+  // Collectives in flight (not yet finished).
+  size_t InFlight();
   // Advances every collective in flight; true if any completed a step or finished.
   bool AdvanceAll();
   // True while any collective is in flight.
   bool Active();
 
  private:
+  void DropFinishedLocked();
+
   std::mutex mu_;
   std::vector<std::shared_ptr<CollectiveRun>> active_;
+  bool issuing_ = false;
+  std::string issuing_call_;
+  std::thread::id issuer_;  // the thread that issued the runs in active_
 };
 
 class CollWork : public WorkImpl {

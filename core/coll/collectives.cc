@@ -106,21 +106,37 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     nchannels = coll_cfg_->nchannels;
   }
   const int64_t chunk_bytes = coll_cfg_->chunk_bytes;
-  const uint64_t seq = ++coll_seq_;
   const std::string desc = algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
                            (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
                            (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
+  if (Status claim = colls_->BeginIssue(rank_, name + " (" + desc + ")"); !claim.ok()) {
+    // The other thread's call may already be paired with the wrong call on other ranks: stop
+    // everything rather than risk a silently wrong result.
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  std::shared_ptr<CollectiveRun> run;
+  const uint64_t seq = ++coll_seq_;
   const std::string what = name + " #" + std::to_string(seq) + " (" + desc + ")";
   // Everything the ranks must agree on; the sequence number is in the messages' tags.
   const uint32_t sig = Fnv1a(name + "(" + desc + ")/" + std::to_string(nchannels) + "/" + std::to_string(chunk_bytes));
 
+  // From here on the call has its sequence number, which the other ranks' calls share: a
+  // failure now (out of memory, say) leaves them waiting for our messages, so it fails the
+  // communicator and tells the peers why instead of letting them run into their timeout.
+  Result<Work> started = [&]() -> Result<Work> {
   // Buffers: in-place and overlapping calls get a private copy of the input; premul_sum scales
   // the input first; rooted collectives give non-roots a scratch output.
   auto temps = std::make_shared<Temps>();
+  auto scratch_of = [&](uint64_t bytes) -> Result<std::shared_ptr<char>> {
+    auto b = buffers_->Get(bytes);
+    if (!b.ok()) return b.status().WithContext(who + " #" + std::to_string(seq));
+    return b;
+  };
   const char* input = static_cast<const char*>(c.send);
   char* output = static_cast<char*>(c.recv);
   if (!need_out && out_count > 0) {
-    temps->output = buffers_->Get(out_count * elem);
+    TUTTI_ASSIGN_OR_RETURN(temps->output, scratch_of(out_count * elem));
     output = temps->output.get();
   }
   if (!need_in) input = nullptr;
@@ -138,12 +154,14 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     }
   }
   if (input != nullptr && !native_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
-    temps->input = buffers_->Get(in_count * elem);
+    TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
     std::memcpy(temps->input.get(), input, in_count * elem);
     input = temps->input.get();
   }
   if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
-    if (!temps->input) temps->input = buffers_->Get(in_count * elem);
+    if (!temps->input) {
+      TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
+    }
     TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(temps->input.get(), input, in_count, c.type, o.premul_scalar).WithContext(who));
     input = temps->input.get();
   }
@@ -168,15 +186,21 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
   CollBuffers bufs{input, output, in_count, out_count};
-  std::shared_ptr<char> scratch = buffers_->Get(schedule.scratch_count * elem);
-  auto run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, std::move(scratch), c.type, local_op,
+  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(schedule.scratch_count * elem));
+  run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, std::move(scratch), c.type, local_op,
                                              sig, seq, what, std::move(finalize));
   TUTTI_RETURN_IF_ERROR(run->Validate());
-  colls_->Add(run);
+  colls_->EndIssue(run);
   run->Advance();
   const double limit = o.timeout_s >= 0 ? o.timeout_s : timeout();
   return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us,
                                          engine_->options().yield_us));
+  }();
+  if (!started.ok()) {
+    colls_->EndIssue(nullptr);
+    engine_->FailAndNotify(started.status());
+  }
+  return started;
 }
 
 #define TUTTI_BLOCKING(call) \

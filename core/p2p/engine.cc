@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/logging.h"
@@ -111,10 +112,7 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
     if (kind == Op::Kind::kSend) {
       StartSendLocked(p, op);
     } else {
-      auto& q = p.unexpected[tag];
-      if (!q.empty()) {
-        auto in = q.front();
-        q.pop_front();
+      if (std::shared_ptr<Incoming> in = PopFront(p.unexpected, tag)) {
         MatchLocked(p, op, in);
       } else if (!p.closed.ok()) {
         Complete(op, p.closed.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
@@ -217,12 +215,14 @@ Status P2PEngine::TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s) 
   snprintf(secs, sizeof(secs), "%.3g", waited_s);
   std::string what = "rank " + std::to_string(opts_.rank) + ": " + op->Describe() + " timed out after " + secs + " s";
   if (op->kind == Op::Kind::kRecv && !op->matched) {
-    auto& q = p.posted[op->tag];
-    for (auto it = q.begin(); it != q.end(); ++it)
-      if (*it == op) {
-        q.erase(it);
-        break;
-      }
+    if (auto q = p.posted.find(op->tag); q != p.posted.end()) {
+      for (auto it = q->second.begin(); it != q->second.end(); ++it)
+        if (*it == op) {
+          q->second.erase(it);
+          break;
+        }
+      if (q->second.empty()) p.posted.erase(q);
+    }
     Complete(op, TimeoutError(what + ": no matching send from rank " + std::to_string(op->peer) + " arrived"));
     return op->status;
   }
@@ -280,6 +280,9 @@ void P2PEngine::FailPeerLocked(int peer, const Status& why, bool whole_communica
 }
 
 void P2PEngine::SayGoodbyeLocked() {
+  // Once: a queued CLOSE frame points into close_reason_.
+  if (said_goodbye_) return;
+  said_goodbye_ = true;
   close_reason_ = failed_.ok() ? "" : failed_.message().substr(0, kMaxCloseReasonBytes);
   for (Peer& p : peers_)
     if (p.conn && p.closed.ok()) SendControlLocked(p, FrameType::kClose, 0, 0, &close_reason_);
@@ -288,6 +291,13 @@ void P2PEngine::SayGoodbyeLocked() {
 void P2PEngine::Fail(const Status& why) {
   std::lock_guard<std::mutex> lock(mu_);
   FailAllLocked(why);
+}
+
+void P2PEngine::FailAndNotify(const Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailAllLocked(why);
+  SayGoodbyeLocked();
+  ProgressLocked();
 }
 
 bool P2PEngine::Poll() {
@@ -311,6 +321,19 @@ std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) cons
       }
   }
   return out;
+}
+
+P2PEngine::Stats P2PEngine::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats st;
+  st.pending_ops = static_cast<size_t>(std::max(0, pending_.load()));
+  for (const Peer& p : peers_) {
+    st.tracked += p.sends.size() + p.bulk_recvs.size() + p.streaming.size();
+    st.tag_queues += p.posted.size() + p.unexpected.size();
+    for (const auto& [tag, q] : p.posted) st.tracked += q.size();
+    for (const auto& [tag, q] : p.unexpected) st.tracked += q.size();
+  }
+  return st;
 }
 
 void P2PEngine::BlockUntilActivity(int timeout_us) {

@@ -72,6 +72,9 @@ class P2PEngine : public FrameSink {
   Status failure() const;
   // Fails the communicator (every pending and later operation) with `why`.
   void Fail(const Status& why);
+  // Fails the communicator and tells every peer why (CLOSE with the reason), so that ranks
+  // waiting for this one fail now, naming the cause, instead of at their timeout.
+  void FailAndNotify(const Status& why);
   // While a thread waits on something of this engine (a collective), the progress thread keeps
   // out of its way; pair every AddWaiter with RemoveWaiter.
   void AddWaiter() { waiters_.fetch_add(1); }
@@ -85,6 +88,14 @@ class P2PEngine : public FrameSink {
   // Ranks from which messages with `tag` but another signature than `sig` wait unmatched (a
   // sign that the ranks called different collectives).
   std::vector<int> PeersWithForeignMessages(int tag, uint32_t sig) const;
+  // Per-call state the engine holds now (all zero when nothing is in flight): a test and the
+  // soak benchmark check that every call releases what it took.
+  struct Stats {
+    size_t pending_ops = 0;     // posted and not yet complete
+    size_t tracked = 0;         // entries in the per-peer tables (sends, receives, unexpected)
+    size_t tag_queues = 0;      // per-tag queues (posted + unexpected)
+  };
+  Stats stats() const;
   // Work the progress thread also drives (collectives in flight); returns true while active.
   void SetBackgroundWork(std::function<bool()> fn);
 
@@ -122,6 +133,17 @@ class P2PEngine : public FrameSink {
     Status closed;  // set when the peer said CLOSE
   };
 
+  // Removes and returns the first element queued under `tag` (nullptr if none); a queue that
+  // becomes empty is erased, so tags that are used once (collectives) leave nothing behind.
+  template <typename T>
+  static std::shared_ptr<T> PopFront(std::unordered_map<int, std::deque<std::shared_ptr<T>>>& queues, int tag) {
+    auto it = queues.find(tag);
+    if (it == queues.end()) return nullptr;
+    std::shared_ptr<T> front = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) queues.erase(it);
+    return front;
+  }
   Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig);
   // Fails a matched receive whose message disagrees in signature or size, and tells the sender.
   bool CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t id, uint64_t size, uint32_t sig);
@@ -131,7 +153,7 @@ class P2PEngine : public FrameSink {
   void HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t size, const std::string& desc);
   void SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg,
                          const std::string* payload = nullptr);
-  void AddReceivedLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t bytes);
+  void AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t bytes);
   void StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc);
   void PumpStreamingLocked(Peer& p);
   bool ProgressLocked();
@@ -156,6 +178,7 @@ class P2PEngine : public FrameSink {
   std::chrono::steady_clock::time_point last_check_;
   std::vector<int> wait_fds_;
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
+  bool said_goodbye_ = false;
 
   std::function<bool()> background_work_;  // set before StartProgressThread
   std::shared_ptr<WakeSource> wake_;

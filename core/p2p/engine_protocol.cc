@@ -127,7 +127,8 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
   SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
 }
 
-void P2PEngine::AddReceivedLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t bytes) {
+// `op` is taken by value: callers pass the map entry that this function erases.
+void P2PEngine::AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t bytes) {
   op->bytes_done += bytes;
   if (op->bytes_done < op->size) return;
   p.bulk_recvs.erase(op->msg_id);
@@ -176,10 +177,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
   switch (h.type) {
     case FrameType::kData: {
-      auto& posted = p.posted[h.tag];
-      if (!posted.empty()) {
-        std::shared_ptr<Op> op = posted.front();
-        posted.pop_front();
+      if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
         if (!CheckMatchLocked(p, op, h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
         p.cur_op = op;
         return static_cast<void*>(op->buf);
@@ -235,10 +233,7 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
       }
       return OkStatus();
     case FrameType::kRts: {
-      auto& posted = p.posted[h.tag];
-      if (!posted.empty()) {
-        std::shared_ptr<Op> op = posted.front();
-        posted.pop_front();
+      if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
         auto in = std::make_shared<Incoming>();
         in->type = FrameType::kRts;
         in->id = h.id;
