@@ -16,24 +16,38 @@ constexpr uint32_t kHelloMagic = 0x54544348;  // "TTCH"
 constexpr uint32_t kHelloVersion = 1;
 constexpr size_t kMaxSecret = 256;
 
-struct Hello {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t comm_id;
-  int32_t from_rank;
-  int32_t to_rank;
-  uint32_t sock_index;
-  uint32_t nsocks;
-  uint32_t secret_len;
-  uint32_t reserved;
-};
-
 bool SecretEquals(const std::string& a, const std::string& b) {
   unsigned diff = a.size() != b.size();
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
 }
 }  // namespace
+
+std::string EncodeTcpHello(const TcpHandshake& hs, int peer, int sock_index) {
+  TcpHello h{kHelloMagic, kHelloVersion, hs.comm_id, hs.my_rank, peer, static_cast<uint32_t>(sock_index),
+             static_cast<uint32_t>(hs.nsocks), static_cast<uint32_t>(hs.secret.size()), 0};
+  std::string msg(reinterpret_cast<const char*>(&h), sizeof(h));
+  msg += hs.secret;
+  return msg;
+}
+
+Status CheckTcpHelloHeader(const TcpHello& h) {
+  if (h.magic != kHelloMagic || h.version != kHelloVersion || h.secret_len > kMaxSecret)
+    return ProtocolError("malformed hello");
+  return OkStatus();
+}
+
+Status CheckTcpHello(const TcpHello& h, const std::string& secret, const TcpHandshake& hs,
+                     const std::map<int, std::vector<int>>& got) {
+  if (!SecretEquals(secret, hs.secret) || h.comm_id != hs.comm_id)
+    return InvalidUsage("wrong job secret or communicator");
+  auto from = got.find(h.from_rank);
+  if (h.to_rank != hs.my_rank || from == got.end() || h.sock_index >= static_cast<uint32_t>(hs.nsocks) ||
+      h.nsocks != static_cast<uint32_t>(hs.nsocks) || from->second[h.sock_index] >= 0)
+    return ProtocolError("unexpected hello (rank " + std::to_string(h.from_rank) + ", socket " +
+                         std::to_string(h.sock_index) + ")");
+  return OkStatus();
+}
 
 Result<std::unique_ptr<TcpListener>> TcpListener::Open(const std::string& ifname_spec) {
   auto l = std::unique_ptr<TcpListener>(new TcpListener);
@@ -94,22 +108,15 @@ Result<std::map<int, std::vector<int>>> TcpListener::Accept(const TcpHandshake& 
     }
     int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    Hello h{};
+    TcpHello h{};
     std::string secret;
     Status st = ReadFull(fd, &h, sizeof(h), DeadlineIn(5));
-    if (st.ok() && (h.magic != kHelloMagic || h.version != kHelloVersion || h.secret_len > kMaxSecret))
-      st = ProtocolError("malformed hello");
+    if (st.ok()) st = CheckTcpHelloHeader(h);
     if (st.ok()) {
       secret.resize(h.secret_len);
       st = ReadFull(fd, secret.data(), secret.size(), DeadlineIn(5));
     }
-    if (st.ok() && (!SecretEquals(secret, hs.secret) || h.comm_id != hs.comm_id))
-      st = InvalidUsage("wrong job secret or communicator");
-    if (st.ok() && (h.to_rank != hs.my_rank || !got.count(h.from_rank) ||
-                    h.sock_index >= static_cast<uint32_t>(hs.nsocks) ||
-                    h.nsocks != static_cast<uint32_t>(hs.nsocks) || got[h.from_rank][h.sock_index] >= 0))
-      st = ProtocolError("unexpected hello (rank " + std::to_string(h.from_rank) + ", socket " +
-                         std::to_string(h.sock_index) + ")");
+    if (st.ok()) st = CheckTcpHello(h, secret, hs, got);
     if (!st.ok()) {
       TUTTI_LOG(Warn, Net, "rank %d: refused a TCP connection: %s", hs.my_rank, st.message().c_str());
       if (refused) ++*refused;
@@ -135,10 +142,7 @@ Result<std::vector<int>> ConnectToPeer(const std::string& address, int peer, con
                                      std::to_string(peer) + " at " + address);
     }
     fds.push_back(*fd);
-    Hello h{kHelloMagic, kHelloVersion, hs.comm_id, hs.my_rank, peer, static_cast<uint32_t>(i),
-            static_cast<uint32_t>(hs.nsocks), static_cast<uint32_t>(hs.secret.size()), 0};
-    std::string msg(reinterpret_cast<const char*>(&h), sizeof(h));
-    msg += hs.secret;
+    std::string msg = EncodeTcpHello(hs, peer, i);
     Status st = WriteFull(*fd, msg.data(), msg.size(), deadline);
     if (!st.ok()) {
       for (int f : fds) close(f);

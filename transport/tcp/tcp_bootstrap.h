@@ -25,6 +25,28 @@ struct TcpHandshake {
   int nsocks = 1;
 };
 
+// The fixed part of the hello that opens each connection (host byte order); secret_len bytes of
+// the job secret follow it. The functions below are the whole hello protocol, free of sockets.
+struct TcpHello {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t comm_id;
+  int32_t from_rank;
+  int32_t to_rank;
+  uint32_t sock_index;
+  uint32_t nsocks;
+  uint32_t secret_len;
+  uint32_t reserved;
+};
+// What the connecting rank sends on its socket `sock_index` to `peer`.
+std::string EncodeTcpHello(const TcpHandshake& hs, int peer, int sock_index);
+// Checks the fixed part as soon as it is read: magic, version and the secret's length.
+Status CheckTcpHelloHeader(const TcpHello& h);
+// Checks a whole hello against the acceptor's handshake and the sockets it already holds
+// (`got`: fds by peer rank and socket index, -1 where none yet).
+Status CheckTcpHello(const TcpHello& h, const std::string& secret, const TcpHandshake& hs,
+                     const std::map<int, std::vector<int>>& got);
+
 class TcpListener {
  public:
   // Listens on the interface chosen by `ifname_spec` (TUTTI_SOCKET_IFNAME syntax). With an
