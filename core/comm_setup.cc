@@ -123,7 +123,7 @@ Result<PeerCard> DecodePeerCard(const std::string& text) {
   char* end = nullptr;
   std::string pid = text.substr(0, nl);
   c.pid = std::strtoll(pid.c_str(), &end, 10);
-  if (*end != '\0' || c.pid <= 0) return ProtocolError("malformed pid in peer card");
+  if (*end != '\0' || c.pid <= 0 || c.pid > INT32_MAX) return ProtocolError("malformed pid in peer card");
   return c;
 }
 
