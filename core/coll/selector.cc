@@ -50,7 +50,9 @@ Result<CostParams> CostParamsFor(const std::string& transport) {
   const char* var = transport == "tcp" ? "TUTTI_COST_TCP" : "TUTTI_COST_SHM";
   if (auto raw = EnvRaw(var)) {
     double a, b, g;
-    if (sscanf(raw->c_str(), "%lf,%lf,%lf", &a, &b, &g) != 3 || a < 0 || b <= 0 || g <= 0)
+    // NaN, infinite, zero or denormal numbers would turn model times into 0, inf or NaN.
+    if (sscanf(raw->c_str(), "%lf,%lf,%lf", &a, &b, &g) != 3 || !(a >= 0) || !(b > 0) || !(g > 0) ||
+        !std::isfinite(a * 1e-6 + 1 / (b * 1e9) + 1 / (g * 1e9)) || 1 / (b * 1e9) == 0 || 1 / (g * 1e9) == 0)
       return InvalidArgument(std::string(var) + "=\"" + *raw + "\" is not \"alpha_us,GBps,reduce_GBps\"");
     c = {a * 1e-6, 1 / (b * 1e9), 1 / (g * 1e9)};
   }
