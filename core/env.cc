@@ -127,7 +127,7 @@ Result<double> ParseSeconds(const std::string& name, const std::string& text) {
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || errno != 0 || end == text.c_str() || v < 0)
+  if (text.empty() || errno != 0 || end == text.c_str() || !(v >= 0))  // NaN is not a duration
     return InvalidArgument(name + "=\"" + text + "\" is not a duration");
   std::string unit(end);
   if (unit == "" || unit == "s") return v;
