@@ -87,8 +87,8 @@ for t in "${targets[@]}"; do
   secs=$(($(date +%s) - t0))
   log="$workdir/$t/fuzz-0.log"
   [[ -f $log ]] || log="$workdir/$t/run.log"
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
-  last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
+  execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
+  last=$(grep -aE '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   crashes=$(find "$workdir/$t/artifacts" -type f | wc -l)
@@ -104,7 +104,7 @@ echo
 if ((${#failed[@]})); then
   for t in "${failed[@]}"; do
     echo "== $t crashed; log: $workdir/$t/fuzz-0.log"
-    grep -E 'ERROR:|invariant failed|SUMMARY|Test unit written' "$workdir/$t/fuzz-0.log" "$workdir/$t/run.log" \
+    grep -aE 'ERROR:|invariant failed|SUMMARY|Test unit written' "$workdir/$t/fuzz-0.log" \
       2>/dev/null | head -8 || true
     for a in "$workdir/$t"/artifacts/*; do
       [[ -f $a ]] || continue

@@ -3,6 +3,7 @@
 
 The seeds are small valid inputs in each target's input layout (see the comment at the top of
 each <target>.cc), plus a few malformed ones. Run from anywhere: python3 make_seeds.py
+Inputs that once crashed a target are kept beside them as crash_* files (not written here).
 """
 import os
 import struct
@@ -178,6 +179,7 @@ launcher_args = {
     "torchrun_spelling": b"--nproc_per_node=2\0--master_port\00029500\0--timeout\00090s\0--no-prefix\0prog",
     "help": b"-h",
     "bad": b"--nnodes\0x\0prog",
+    "timeout_nan": b"--timeout\0nan\0prog",
 }
 
 env_values = {
@@ -187,6 +189,8 @@ env_values = {
     "bool": b"true",
     "negative": b"-5",
     "minutes": b"2m",
+    "nan": b"nan",
+    "inf": b"inf",
 }
 
 algo_spec = {
@@ -202,6 +206,7 @@ cost_model = {
     "tcp": u8(1) + b"20,2.5,8\0" + u16(200) + u16(150) + u16(700),
     "bad": u8(0) + b"1,0,8\0",
     "garbage": u8(1) + b"fast\0",
+    "nan": u8(0) + b"nan,1,1\0",
 }
 
 
