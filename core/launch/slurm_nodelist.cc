@@ -10,6 +10,7 @@ namespace tutti {
 namespace {
 
 constexpr size_t kMaxHosts = 1 << 20;  // a bigger list is a typo, not a cluster
+constexpr size_t kMaxBytes = 64 << 20;  // of all host names together (long names times ranges)
 
 Status Malformed(const std::string& list, const std::string& why) {
   return InvalidArgument("malformed Slurm node list \"" + list + "\": " + why);
@@ -49,16 +50,21 @@ Status ExpandRanges(const std::string& list, const std::string& ranges,
 }
 
 // One host expression without top-level commas: text and bracket groups, multiplied out.
+// *bytes: the length of all host names so far, kept under kMaxBytes.
 Status ExpandHost(const std::string& list, const std::string& expr,
-                  std::vector<std::string>* out) {
+                  std::vector<std::string>* out, size_t* bytes) {
   if (expr.empty()) return Malformed(list, "empty host name");
   std::vector<std::string> names = {""};
+  size_t name_len = 0;  // the longest name so far
   size_t i = 0;
   while (i < expr.size()) {
     if (expr[i] == ']') return Malformed(list, "']' without '['");
     if (expr[i] != '[') {
       size_t end = expr.find_first_of("[]", i);
       if (end == std::string::npos) end = expr.size();
+      name_len += end - i;
+      if (names.size() * name_len + *bytes > kMaxBytes)
+        return Malformed(list, "more than " + std::to_string(kMaxBytes) + " bytes of host names");
       for (std::string& n : names) n += expr.substr(i, end - i);
       i = end;
       continue;
@@ -71,6 +77,11 @@ Status ExpandHost(const std::string& list, const std::string& expr,
     TUTTI_RETURN_IF_ERROR(ExpandRanges(list, inner, &suffixes));
     if (names.size() * suffixes.size() + out->size() > kMaxHosts)
       return Malformed(list, "more than " + std::to_string(kMaxHosts) + " hosts");
+    size_t widest = 0;
+    for (const std::string& x : suffixes) widest = x.size() > widest ? x.size() : widest;
+    name_len += widest;
+    if (names.size() * suffixes.size() * name_len + *bytes > kMaxBytes)
+      return Malformed(list, "more than " + std::to_string(kMaxBytes) + " bytes of host names");
     std::vector<std::string> next;
     next.reserve(names.size() * suffixes.size());
     for (const std::string& n : names)
@@ -78,6 +89,7 @@ Status ExpandHost(const std::string& list, const std::string& expr,
     names = std::move(next);
     i = close + 1;
   }
+  *bytes += names.size() * name_len;
   for (std::string& n : names) out->push_back(std::move(n));
   return OkStatus();
 }
@@ -86,6 +98,7 @@ Status ExpandHost(const std::string& list, const std::string& expr,
 
 Result<std::vector<std::string>> ExpandSlurmNodeList(const std::string& list) {
   std::vector<std::string> hosts;
+  size_t bytes = 0;
   if (list.empty()) return Malformed(list, "empty");
   for (char c : list)
     if (c == ' ' || c == '\t' || c == '\n') return Malformed(list, "contains white space");
@@ -98,7 +111,7 @@ Result<std::vector<std::string>> ExpandSlurmNodeList(const std::string& list) {
       if (depth < 0 || depth > 1) return Malformed(list, "unbalanced brackets");
       if (list[i] != ',' || depth != 0) continue;
     }
-    TUTTI_RETURN_IF_ERROR(ExpandHost(list, list.substr(start, i - start), &hosts));
+    TUTTI_RETURN_IF_ERROR(ExpandHost(list, list.substr(start, i - start), &hosts, &bytes));
     start = i + 1;
   }
   if (depth != 0) return Malformed(list, "'[' without ']'");
