@@ -109,7 +109,7 @@ if ((${#failed[@]})); then
     for a in "$workdir/$t"/artifacts/*; do
       [[ -f $a ]] || continue
       echo "   input: $a"
-      echo "   reproduce: $bin/$t $a   (or with GCC: bazel run //tests/fuzz:$t -- $a)"
+      echo "   reproduce: $bin/$t $a   (or with GCC: bazel run //tests/fuzz:$t -- --mutations=0 $a)"
     done
   done
   echo "fuzz.sh: ${#failed[@]} of ${#targets[@]} targets crashed"

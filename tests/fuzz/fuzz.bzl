@@ -24,6 +24,10 @@ def tutti_fuzz_target(name, deps, mutations = 50000, linkopts = {}):
         testonly = True,
         srcs = [name + ".cc"],
         deps = deps + [":fuzz_util"],
+        copts = select({
+            ":fuzzing": ["-DTUTTI_LIBFUZZER"],
+            "//conditions:default": [],
+        }),
         alwayslink = True,
     )
     native.cc_binary(
