@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/store/store_wire.h"
 #include "core/store/tcp_store.h"
@@ -326,6 +327,46 @@ TEST(HostileServer, LateReplyToATimedOutGetIsSkipped) {
   Result<std::string> fast = (*c)->Get("fast", 2);
   ASSERT_TRUE(fast.ok()) << fast.status().ToString();
   EXPECT_EQ(*fast, "fresh");
+}
+
+// Connections that never say Hello are closed after the Hello timeout, and at most
+// max_unauthenticated of them are held at once; clients that did say Hello are unaffected.
+TEST(IdleConnections, AreCappedAndTimedOut) {
+  TcpStoreServerOptions opts;
+  opts.hello_timeout_s = 0.5;
+  opts.max_unauthenticated = 8;
+  Result<std::unique_ptr<TcpStoreServer>> s = TcpStoreServer::Start("127.0.0.1", 0, "sec", opts);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  TcpStoreServer& server = **s;
+  Result<std::unique_ptr<TcpStoreClient>> good = TcpStoreClient::Connect("127.0.0.1", server.port(), "sec", 5);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  std::vector<int> idle;
+  for (int i = 0; i < 40; ++i) idle.push_back(RawConnect(server.port()));
+  // The server holds at most 8 idle connections besides the good client.
+  auto t0 = Clock::now();
+  while (server.num_connections() > 9 && SecondsSince(t0) < 2)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LE(server.num_connections(), 9u);
+  int closed_at_once = 0;
+  for (int fd : idle) {
+    Result<bool> readable = WaitReadable(fd, DeadlineIn(0));
+    char b;
+    if (readable.ok() && *readable && ::recv(fd, &b, 1, MSG_DONTWAIT) <= 0) ++closed_at_once;
+  }
+  EXPECT_GE(closed_at_once, 32);
+  // After the Hello timeout the rest are gone too, and the good client still works.
+  t0 = Clock::now();
+  while (server.num_connections() != 1 && SecondsSince(t0) < 5)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(server.num_connections(), 1u);
+  EXPECT_LT(SecondsSince(t0), 4.0);
+  ASSERT_TRUE((*good)->Set("k", "v").ok());
+  EXPECT_EQ(*(*good)->Get("k", 1), "v");
+  // A fresh client can still connect once the idle ones are gone.
+  Result<std::unique_ptr<TcpStoreClient>> late = TcpStoreClient::Connect("127.0.0.1", server.port(), "sec", 5);
+  EXPECT_TRUE(late.ok()) << late.status().ToString();
+  for (int fd : idle) ::close(fd);
 }
 
 TEST(HostileServer, SilentPeerTimesOutTheHandshake) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +37,7 @@ struct Conn {
   int fd = -1;
   std::string peer;
   bool hello_done = false;
+  Clock::time_point hello_deadline;  // closed if no Hello by then
   bool dead = false;     // closed at the end of the current loop iteration
   std::string in;        // received bytes not yet handled
   std::string out;       // replies not yet sent, from out_off on
@@ -48,9 +50,10 @@ struct Conn {
 
 class TcpStoreServer::Impl {
  public:
-  Impl(int listen_fd, int epoll_fd, int wake_fd, std::string secret, std::string where)
+  Impl(int listen_fd, int epoll_fd, int wake_fd, std::string secret, std::string where,
+       const TcpStoreServerOptions& opts)
       : listen_fd_(listen_fd), epoll_fd_(epoll_fd), wake_fd_(wake_fd), secret_(std::move(secret)),
-        where_(std::move(where)), scratch_(kReadChunk) {}
+        where_(std::move(where)), opts_(opts), scratch_(kReadChunk) {}
   ~Impl() {
     for (auto& [id, c] : conns_) ::close(c.fd);
     ::close(listen_fd_);
@@ -80,12 +83,17 @@ class TcpStoreServer::Impl {
   // Logs a warning, sends an error reply (best effort) and closes the connection.
   void Reject(uint64_t id, Conn& c, uint64_t request_id, const Status& why);
   void SweepDead();
+  // Closes connections whose Hello is overdue; returns the next Hello deadline, if any.
+  std::optional<Clock::time_point> ExpireHellos(Clock::time_point now);
   int PollTimeoutMs() const;
 
   int listen_fd_, epoll_fd_, wake_fd_;
   std::string secret_;
   std::string where_;  // host:port, for logs
+  TcpStoreServerOptions opts_;
   std::vector<char> scratch_;
+  size_t unauthenticated_ = 0;  // connections without a completed Hello
+  std::optional<Clock::time_point> next_hello_deadline_;
   std::unordered_map<uint64_t, Conn> conns_;  // by id (tags 0 and 1 are reserved)
   uint64_t next_conn_id_ = 2;
   StoreServerState state_;
@@ -115,6 +123,7 @@ void TcpStoreServer::Impl::Run() {
     std::vector<StoreServerState::Outgoing> out;
     state_.ExpireWaiters(now, &out);
     Deliver(&out);
+    next_hello_deadline_ = ExpireHellos(now);
     SweepDead();
     if (accept_paused_ && now >= accept_resume_) {
       epoll_event ev{};
@@ -128,8 +137,25 @@ void TcpStoreServer::Impl::Run() {
   }
 }
 
+std::optional<Clock::time_point> TcpStoreServer::Impl::ExpireHellos(Clock::time_point now) {
+  std::optional<Clock::time_point> next;
+  if (unauthenticated_ == 0) return next;
+  for (auto& [id, c] : conns_) {
+    if (c.hello_done || c.dead) continue;
+    if (now >= c.hello_deadline) {
+      TUTTI_LOG(Warn, Store, "store %s: closing the connection from %s: no Hello within %.3g s",
+                where_.c_str(), c.peer.c_str(), opts_.hello_timeout_s);
+      c.dead = true;
+    } else if (!next || c.hello_deadline < *next) {
+      next = c.hello_deadline;
+    }
+  }
+  return next;
+}
+
 int TcpStoreServer::Impl::PollTimeoutMs() const {
   std::optional<Clock::time_point> next = state_.NextDeadline();
+  if (next_hello_deadline_ && (!next || *next_hello_deadline_ < *next)) next = next_hello_deadline_;
   if (accept_paused_ && (!next || accept_resume_ < *next)) next = accept_resume_;
   if (!next) return -1;
   auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
@@ -153,6 +179,13 @@ void TcpStoreServer::Impl::Accept() {
       accept_resume_ = Clock::now() + kAcceptPause;
       return;
     }
+    if (unauthenticated_ >= opts_.max_unauthenticated) {
+      std::string who = PeerName(fd);
+      ::close(fd);
+      TUTTI_LOG(Warn, Store, "store %s: refused a connection from %s: %zu connections have not said Hello yet",
+                where_.c_str(), who.c_str(), unauthenticated_);
+      continue;
+    }
     SetNoDelay(fd).IgnoreError();
     uint64_t id = next_conn_id_++;
     epoll_event ev{};
@@ -167,6 +200,9 @@ void TcpStoreServer::Impl::Accept() {
     c.fd = fd;
     c.peer = PeerName(fd);
     c.events = EPOLLIN;
+    c.hello_deadline = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(opts_.hello_timeout_s * 1e6));
+    ++unauthenticated_;
+    if (!next_hello_deadline_ || c.hello_deadline < *next_hello_deadline_) next_hello_deadline_ = c.hello_deadline;
     TUTTI_LOG(Trace, Store, "store %s: connection from %s", where_.c_str(), c.peer.c_str());
   }
 }
@@ -254,6 +290,7 @@ void TcpStoreServer::Impl::HandleHello(uint64_t id, Conn& c, const Request& req)
                   InvalidUsage("secret mismatch: the client's secret is not this store's "
                                "(wrong job? compare TUTTI_SECRET)"));
   c.hello_done = true;
+  --unauthenticated_;
   store_wire::Reply r;
   r.type = Type::kHelloOk;
   r.id = req.id;
@@ -332,13 +369,15 @@ void TcpStoreServer::Impl::SweepDead() {
     }
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
     ::close(it->second.fd);
+    if (!it->second.hello_done) --unauthenticated_;
     state_.DropConnection(it->first);
     it = conns_.erase(it);
   }
 }
 
 Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port,
-                                                              const std::string& secret) {
+                                                              const std::string& secret,
+                                                              const TcpStoreServerOptions& opts) {
   if (secret.size() > store_wire::kMaxSecretBytes)
     return InvalidArgument("store secret longer than " +
                            std::to_string(store_wire::kMaxSecretBytes) + " bytes");
@@ -372,7 +411,7 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   std::unique_ptr<TcpStoreServer> server(new TcpStoreServer());
   server->port_ = bound;
   std::string where = JoinHostPort(listen_host, bound);
-  server->impl_ = std::make_unique<Impl>(listen_fd, epoll_fd, wake_fd, secret, where);
+  server->impl_ = std::make_unique<Impl>(listen_fd, epoll_fd, wake_fd, secret, where, opts);
   Impl* impl = server->impl_.get();
   server->thread_ = std::thread([impl] { impl->Run(); });
   TUTTI_LOG(Info, Store, "store server listening on %s", where.c_str());
