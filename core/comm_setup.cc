@@ -109,23 +109,91 @@ std::string DefaultHostId() {
 }
 
 std::string EncodePeerCard(const PeerCard& c) {
-  return std::to_string(c.pid) + "\n" + c.doorbell + "\n" + c.host_id;
+  return std::to_string(c.world_size) + "\n" + std::to_string(c.pid) + "\n" + c.doorbell + "\n" + c.host_id;
 }
 
+namespace {
+// A decimal in 1..INT32_MAX, as written by std::to_string.
+bool ParsePositive(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 10) return false;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end != '\0' || v <= 0 || v > INT32_MAX) return false;
+  *out = v;
+  return true;
+}
+}  // namespace
+
 Result<PeerCard> DecodePeerCard(const std::string& text) {
-  size_t nl = text.find('\n');
+  size_t nl0 = text.find('\n');
+  size_t nl = nl0 == std::string::npos ? std::string::npos : text.find('\n', nl0 + 1);
   size_t nl2 = nl == std::string::npos ? std::string::npos : text.find('\n', nl + 1);
-  if (nl2 == std::string::npos || nl == 0 || nl > 20 || nl2 - nl - 1 > 200 || text.size() - nl2 - 1 > 1024)
+  if (nl2 == std::string::npos || nl2 - nl - 1 > 200 || text.size() - nl2 - 1 > 1024)
     return ProtocolError("malformed peer card in the store");
   PeerCard c;
+  if (!ParsePositive(text.substr(0, nl0), &c.world_size))
+    return ProtocolError("malformed world size in peer card");
+  if (!ParsePositive(text.substr(nl0 + 1, nl - nl0 - 1), &c.pid)) return ProtocolError("malformed pid in peer card");
   c.doorbell = text.substr(nl + 1, nl2 - nl - 1);
   c.host_id = text.substr(nl2 + 1);
-  char* end = nullptr;
-  std::string pid = text.substr(0, nl);
-  c.pid = std::strtoll(pid.c_str(), &end, 10);
-  if (*end != '\0' || c.pid <= 0 || c.pid > INT32_MAX) return ProtocolError("malformed pid in peer card");
   return c;
 }
+
+namespace {
+std::string HostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+// The init's waits: each polls "init_error" between slices, so a problem found by any rank
+// ends every rank's init within a slice instead of at the store timeout.
+class InitWaits {
+ public:
+  InitWaits(Store& store, double timeout_s, std::string ctx)
+      : store_(store), deadline_(DeadlineIn(timeout_s)), ctx_(std::move(ctx)) {}
+
+  // Publishes a problem for every rank and returns it as this rank's error.
+  Status Fail(Status st) {
+    st = st.WithContext(ctx_);
+    (void)store_.Set("init_error", st.message());  // best effort: the error below is ours either way
+    return st;
+  }
+
+  // A problem another rank published, if any.
+  Status Check() {
+    Result<bool> has = store_.Check({"init_error"});
+    if (!has.ok() || !*has) return OkStatus();
+    Result<std::string> why = store_.Get("init_error", 1);
+    return InvalidUsage(ctx_ + ": failed because of another rank: " + (why.ok() ? *why : "(unreadable)"));
+  }
+
+  Result<std::string> Get(const std::string& key, const std::string& what) {
+    while (true) {
+      double left = SecondsLeft();
+      Result<std::string> v = store_.Get(key, std::min(kSlice, left));
+      if (v.ok() || v.status().code() != Code::kTimeout) {
+        if (!v.ok()) return v.status().WithContext(ctx_ + ": " + what);
+        return v;
+      }
+      TUTTI_RETURN_IF_ERROR(Check());
+      if (left <= kSlice) return v.status().WithContext(ctx_ + ": " + what);
+    }
+  }
+
+  Status Wait(const std::string& key, const std::string& what) { return Get(key, what).status(); }
+
+ private:
+  static constexpr double kSlice = 0.2;
+  double SecondsLeft() const {
+    return std::max(0.0, std::chrono::duration<double>(deadline_ - Clock::now()).count());
+  }
+
+  Store& store_;
+  Clock::time_point deadline_;
+  std::string ctx_;
+};
+}  // namespace
 
 Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> store, int rank, int size,
                                                           const CommOptions& opts) {
@@ -140,7 +208,26 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   const double wait_s = cfg.store_timeout_s;
   const auto deadline = DeadlineIn(wait_s);
-  auto ctx = [&](const std::string& what) { return R(rank) + ": init of a " + std::to_string(size) + "-rank communicator: " + what; };
+  auto ctx = [&](const std::string& what) {
+    return R(rank) + ": init of a " + std::to_string(size) + "-rank communicator" + (what.empty() ? "" : ": " + what);
+  };
+
+  InitWaits waits(*store, wait_s, ctx(""));
+  // 0. Our rank is ours alone, and this store has not already formed a communicator.
+  TUTTI_ASSIGN_OR_RETURN(bool formed, store->Check({"all_ready"}));
+  if (formed)
+    return InvalidUsage(ctx("a communicator was already formed on this store (a second init in the same job, or "
+                            "another job on the same MASTER_PORT?): use another MASTER_PORT, or Split / NewGroup "
+                            "of the existing communicator"));
+
+  const std::string me = "pid " + std::to_string(getpid()) + " on " + HostName();
+  TUTTI_ASSIGN_OR_RETURN(int64_t claims, store->Add(Key("claim", rank), 1));
+  if (claims > 1) {
+    auto first = store->Get(Key("claimed_by", rank), 1);
+    return waits.Fail(InvalidUsage(R(rank) + " is claimed by two processes (" + (first.ok() ? *first : "another") +
+                                   " and " + me + "): check RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID"));
+  }
+  TUTTI_RETURN_IF_ERROR(store->Set(Key("claimed_by", rank), me));
 
   // 1. Cards, and an id that TCP handshakes check so connections cannot cross communicators.
   if (rank == 0) {
@@ -154,12 +241,18 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     TUTTI_ASSIGN_OR_RETURN(auto b, Doorbell::Create());
     bell = std::move(b);
   }
-  TUTTI_RETURN_IF_ERROR(store->Set(Key("card", rank), EncodePeerCard({cfg.host_id, getpid(), bell ? bell->name() : ""})));
+  TUTTI_RETURN_IF_ERROR(
+      store->Set(Key("card", rank), EncodePeerCard({size, cfg.host_id, getpid(), bell ? bell->name() : ""})));
   std::vector<PeerCard> cards(size);
   for (int r = 0; r < size; ++r) {
-    auto text = store->Get(Key("card", r), wait_s);
-    if (!text.ok()) return text.status().WithContext(ctx("waiting for " + R(r) + " to join"));
-    TUTTI_ASSIGN_OR_RETURN(cards[r], DecodePeerCard(*text));
+    TUTTI_ASSIGN_OR_RETURN(std::string text, waits.Get(Key("card", r), "waiting for " + R(r) + " to join"));
+    auto card = DecodePeerCard(text);
+    if (!card.ok()) return waits.Fail(card.status().WithContext("card of " + R(r)));
+    cards[r] = std::move(*card);
+    if (cards[r].world_size != size)
+      return waits.Fail(InvalidUsage("world sizes differ: " + R(rank) + " was started with " + std::to_string(size) +
+                                     " ranks, " + R(r) + " (pid " + std::to_string(cards[r].pid) + ") with " +
+                                     std::to_string(cards[r].world_size)));
   }
   // 2. Transports and local ranks.
   auto use_shm = [&](int peer) {
@@ -209,8 +302,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   }
   for (int r = 0; r < rank; ++r) {
     if (!use_shm(r)) continue;
-    auto name = store->Get(Key("shm", r, rank), wait_s);
-    if (!name.ok()) return name.status().WithContext(ctx("shared memory from " + R(r)));
+    auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r));
+    if (!name.ok()) return name.status();
     auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
     if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
     TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
@@ -220,8 +313,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   }
   for (int r = rank + 1; r < size; ++r) {
     if (!created[r]) continue;
-    Status st = store->Wait({Key("shmok", rank, r)}, wait_s);
-    if (!st.ok()) return st.WithContext(ctx(R(r) + " did not attach to shared memory"));
+    TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory"));
     created[r]->UnlinkName();
     engine->SetConnection(r, std::move(created[r]));
   }
@@ -231,15 +323,15 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     std::string ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
     TUTTI_ASSIGN_OR_RETURN(auto listener, TcpListener::Open(ifname));
     TUTTI_RETURN_IF_ERROR(store->Set(Key("tcp", rank), listener->address() + " " + listener->local_address()));
-    auto id = store->Get("comm_id", wait_s);
-    if (!id.ok()) return id.status().WithContext(ctx("communicator id"));
+    auto id = waits.Get("comm_id", "communicator id");
+    if (!id.ok()) return id.status();
     uint64_t comm_id = std::strtoull(id->c_str(), nullptr, 10);
     TcpHandshake hs{comm_id, rank, cfg.secret, cfg.nsocks};
     TcpOptions topts;
     int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
     for (int r : tcp_lower) {
-      auto addrs = store->Get(Key("tcp", r), wait_s);
-      if (!addrs.ok()) return addrs.status().WithContext(ctx("TCP address of " + R(r)));
+      auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r));
+      if (!addrs.ok()) return addrs.status();
       size_t sp = addrs->find(' ');
       std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
                                                                                     : addrs->substr(0, sp);
@@ -262,16 +354,14 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   // 5. Everyone is connected before anyone leaves the store.
   TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
   if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
-  Status st = store->Wait({"all_ready"}, wait_s);
-  if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to connect"));
+  TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
   // Rank 0 (which hosts the store when launched from the environment) leaves only after every
   // rank has seen "all_ready", so a program that ends right after init cannot take the store
   // away from a rank still waiting for that reply.
   TUTTI_ASSIGN_OR_RETURN(int64_t left, store->Add("left", 1));
   if (left == size) TUTTI_RETURN_IF_ERROR(store->Set("all_left", "1"));
   if (rank == 0) {
-    st = store->Wait({"all_left"}, wait_s);
-    if (!st.ok()) return st.WithContext(ctx("waiting for all ranks to finish init"));
+    TUTTI_RETURN_IF_ERROR(waits.Wait("all_left", "waiting for all ranks to finish init"));
   }
   if (bell) {
     bell->Unlink();  // every peer has mapped it by now

@@ -1,6 +1,10 @@
 // Building a communicator's connections through the store (internal to core/).
 //
-// 1. Every rank publishes a card: host identity and pid.
+// 0. Every rank claims its rank number (a second claim fails both processes at once) and refuses
+//    a store on which a communicator was already formed. Any rank that finds a problem (a claim
+//    taken twice, world sizes that differ) publishes it as "init_error"; every wait of the init
+//    polls that key, so all ranks fail within a fraction of a second naming the problem.
+// 1. Every rank publishes a card: world size, host identity and pid.
 // 2. Each pair picks a transport (shm on one host, else tcp; TUTTI_TRANSPORT forces one).
 // 3. shm: the lower rank creates the pair's segment and publishes its name; the higher rank
 //    maps it and confirms; the creator then unlinks the name.
@@ -20,6 +24,7 @@ namespace tutti {
 std::string DefaultHostId();
 
 struct PeerCard {
+  int64_t world_size = 1;  // the size this rank was asked to form
   std::string host_id;
   int64_t pid = 0;
   std::string doorbell;  // shm name of the rank's doorbell ("" if it has none)

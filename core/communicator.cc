@@ -1,6 +1,8 @@
 #include "core/communicator.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
 #include <set>
 
 #include "core/coll/buffer_pool.h"
@@ -11,6 +13,7 @@
 #include "core/logging.h"
 #include "core/store/in_memory_store.h"
 #include "core/store/prefix_store.h"
+#include "core/store/store_bind.h"
 #include "core/store/tcp_store.h"
 
 namespace tutti {
@@ -43,6 +46,17 @@ Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info,
   std::string secret = opts.secret_set || !opts.secret.empty() ? opts.secret : info.secret;
   std::shared_ptr<TcpStoreServer> server;
   std::shared_ptr<Store> store;
+  if (info.source == "single") {
+    // Said once per process: a job whose launcher did not pass its variables would otherwise run
+    // as several independent 1-rank worlds without a word.
+    static std::once_flag said;
+    std::call_once(said, [] {
+      std::fprintf(stderr,
+                   "tutti: no launch environment (RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_PROCID/NTASKS): "
+                   "running as rank 0 of a 1-rank world. Launch with tuttirun, torchrun, mpirun or srun, or set "
+                   "RANK=0 WORLD_SIZE=1 to silence this.\n");
+    });
+  }
   if (info.world_size == 1) {  // a single rank needs no rendezvous
     store = std::make_shared<InMemoryStore>();
   } else {
@@ -50,8 +64,19 @@ Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info,
       return InvalidArgument(R(info.rank) + ": MASTER_ADDR and MASTER_PORT must say where the store is (launched by " +
                              info.source + ")");
     if (info.rank == 0) {
-      auto s = TcpStoreServer::Start("", info.master_port, secret);
-      if (!s.ok()) return s.status().WithContext("rank 0: cannot host the store on port " + std::to_string(info.master_port));
+      TUTTI_ASSIGN_OR_RETURN(StoreBind bind, ChooseStoreBind(info.master_addr));
+      TUTTI_LOG(Info, Init, "rank 0: store listens on %s:%d (%s)", bind.host.empty() ? "*" : bind.host.c_str(),
+                info.master_port, bind.reason.c_str());
+      auto s = TcpStoreServer::Start(bind.host, info.master_port, secret);
+      if (!s.ok()) {
+        std::string hint = s.status().message().find("in use") != std::string::npos
+                               ? ": another process (an earlier init of this job that is still alive, or another "
+                                 "job) listens on MASTER_PORT; choose another MASTER_PORT"
+                               : "";
+        return s.status().WithContext("rank 0: cannot host the store on " +
+                                      (bind.host.empty() ? std::string("every interface") : bind.host) + " port " +
+                                      std::to_string(info.master_port) + " (" + bind.reason + ")" + hint);
+      }
       server = std::move(*s);
     }
     auto client = TcpStoreClient::Connect(info.master_addr, info.master_port, secret, store_timeout);

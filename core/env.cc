@@ -43,6 +43,9 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_SECRET", T::kString, "",
        "Per-job secret checked in every store and connection handshake (tuttirun sets a random "
        "one; unset means the empty secret)."},
+      {"TUTTI_STORE_BIND", T::kString, "",
+       "Address rank 0's store listens on (0.0.0.0 = every interface). Unset: MASTER_ADDR's "
+       "address when it is one of this host's (loopback for localhost), else every interface."},
       {"TUTTI_STORE_TIMEOUT", T::kSeconds, "300",
        "How long rendezvous waits for all ranks to join the store."},
       // Communicator.

@@ -130,7 +130,7 @@ TEST_P(P2P, UnmatchedRecvTimesOutAndCommStaysUsable) {
       double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       EXPECT_EQ(st.code(), Code::kTimeout);
       EXPECT_NE(st.message().find("from rank 0 (tag 9"), std::string::npos) << st.message();
-      EXPECT_LT(took, 2.0);
+      EXPECT_LT(took, 10.0);  // prompt, not the default timeout (loose: loaded CI)
     }
     // Both ranks get past the timeout before the next exchange.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -165,7 +165,7 @@ TEST_P(P2P, AbortWakesWaitersPromptly) {
       double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       aborter.join();
       EXPECT_EQ(st.code(), Code::kAborted) << st.ToString();
-      EXPECT_LT(took, 2.0);
+      EXPECT_LT(took, 10.0);  // prompt, not the default timeout (loose: loaded CI)
       EXPECT_EQ(c.Send(&x, 4, 1, 0).code(), Code::kAborted);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));  // stay until rank 0 aborted

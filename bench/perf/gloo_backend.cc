@@ -29,6 +29,7 @@
 
 #include "core/env.h"
 #include "core/launch/launch_env.h"
+#include "core/store/store_bind.h"
 #include "core/store/prefix_store.h"
 #include "core/store/tcp_store.h"
 
@@ -178,10 +179,11 @@ Result<std::unique_ptr<PerfBackend>> GlooBackend::Create(const PerfOptions& o) {
       return InvalidArgument("MASTER_ADDR and MASTER_PORT must say where the store is (launched by " + info.source +
                              "; tuttirun sets them)");
     if (info.rank == 0) {
-      auto server = TcpStoreServer::Start("", info.master_port, info.secret);
+      TUTTI_ASSIGN_OR_RETURN(StoreBind bind, ChooseStoreBind(info.master_addr));
+      auto server = TcpStoreServer::Start(bind.host, info.master_port, info.secret);
       if (!server.ok())
         return server.status().WithContext("rank 0: cannot host the store on port " +
-                                           std::to_string(info.master_port));
+                                           std::to_string(info.master_port) + " (" + bind.reason + ")");
       b->store_ = std::shared_ptr<TcpStoreServer>(std::move(*server));
     }
     auto client = TcpStoreClient::Connect(info.master_addr, info.master_port, info.secret, store_timeout);

@@ -69,6 +69,7 @@ bool CollRegistry::Active() { return InFlight() > 0; }
 Status CollWork::Wait(double timeout_s) {
   using Clock = std::chrono::steady_clock;
   if (timeout_s < 0) timeout_s = default_timeout_s_;
+  if (!(timeout_s <= 1e8)) timeout_s = 1e8;  // inf or NaN (e.g. TUTTI_TIMEOUT=inf): wait ~3 years
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
   P2PEngine* engine = run_->engine().get();

@@ -178,6 +178,7 @@ bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
 
 Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
+  if (!(timeout_s <= 1e8)) timeout_s = 1e8;  // inf or NaN (e.g. TUTTI_TIMEOUT=inf): wait ~3 years
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
   Waiter waiter(opts_.spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
