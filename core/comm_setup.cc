@@ -50,6 +50,9 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
     TUTTI_ASSIGN_OR_RETURN(r.timeout_s, EnvSeconds("TUTTI_TIMEOUT"));
   }
   TUTTI_ASSIGN_OR_RETURN(r.store_timeout_s, EnvSeconds("TUTTI_STORE_TIMEOUT"));
+  TUTTI_ASSIGN_OR_RETURN(double heartbeat, EnvSeconds("TUTTI_HEARTBEAT_TIMEOUT"));
+  if (!(heartbeat >= 0)) return InvalidArgument("TUTTI_HEARTBEAT_TIMEOUT must be >= 0");
+  r.engine.heartbeat_timeout_s = heartbeat > 1e8 ? 0 : heartbeat;
   if (!o.transport.empty()) {
     r.transport = o.transport;
   } else {

@@ -51,6 +51,9 @@ const std::vector<EnvVar>& EnvRegistry() {
       // Communicator.
       {"TUTTI_TIMEOUT", T::kSeconds, "300",
        "Default timeout of every blocking wait of a communicator (30, 30s, 500ms, 2m)."},
+      {"TUTTI_HEARTBEAT_TIMEOUT", T::kSeconds, "30",
+       "A peer silent this long (no data, no heartbeat; heartbeats go out every tenth of it) is "
+       "declared dead, naming it: stopped, hung or cut off. 0 = no heartbeats."},
       {"TUTTI_HOST_ID", T::kString, "",
        "Identity of this host for choosing transports (default: hostname and boot id); ranks "
        "with equal ids use shared memory."},

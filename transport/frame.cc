@@ -12,6 +12,7 @@ const char* FrameTypeName(FrameType t) {
     case FrameType::kNack: return "NACK";
     case FrameType::kClose: return "CLOSE";
     case FrameType::kDone: return "DONE";
+    case FrameType::kPing: return "PING";
   }
   return "?";
 }
@@ -37,6 +38,7 @@ Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload) {
       if (h.payload_len > kMaxCloseReasonBytes) return ProtocolError("CLOSE reason too long");
       return OkStatus();
     case FrameType::kDone:
+    case FrameType::kPing:
     case FrameType::kAck:
     case FrameType::kNack:
       if (h.payload_len != 0)

@@ -23,6 +23,7 @@ enum class FrameType : uint8_t {
   kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size
   kClose = 7,  // the peer is closing its communicator; payload = why, if it failed (text)
   kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
+  kPing = 9,   // heartbeat: "I am alive and progressing"; no payload
 };
 
 constexpr uint32_t kFrameMagic = 0x54555454;  // "TUTT"

@@ -77,6 +77,12 @@ class Connection {
     return UnavailableError("one-sided writes not supported");
   }
 
+  // After the communicator failed, the buffers of its operations may be released by their
+  // owners at any moment, so the connection must not touch them again: every queued frame that
+  // has not started is forgotten, one already partly on the wire is finished with zeros (the
+  // stream stays framed for what follows, CLOSE), and a payload being received is discarded.
+  virtual void ReleaseBuffers() = 0;
+
   // Releases resources. After Close, nothing is sent or received.
   virtual void Close() = 0;
 

@@ -51,6 +51,7 @@ P2PEngine::~P2PEngine() {
 void P2PEngine::SetConnection(int peer, std::unique_ptr<Connection> conn) {
   std::lock_guard<std::mutex> lock(mu_);
   peers_[peer].conn = std::move(conn);
+  peers_[peer].last_heard = Clock::now();
   wait_fds_.clear();
   for (const Peer& p : peers_)
     if (p.conn) p.conn->AppendWaitFds(&wait_fds_);
@@ -163,6 +164,36 @@ void P2PEngine::CheckPeersLocked() {
     Status st = p.conn->CheckPeerAlive();
     if (!st.ok()) FailPeerLocked(static_cast<int>(i), st, true);
   }
+  if (opts_.heartbeat_timeout_s > 0) HeartbeatLocked(now);
+}
+
+void P2PEngine::HeartbeatLocked(Clock::time_point now) {
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(opts_.heartbeat_timeout_s));
+  const auto interval = timeout / 10;
+  // Silence counts only while we listened: if this process did not run for a while (stopped,
+  // starved, a debugger), what the peers sent meanwhile is still unread, not missing.
+  if (now - last_heartbeat_check_ > 2 * interval + kPeerCheckInterval)
+    for (Peer& p : peers_) p.last_heard = std::max(p.last_heard, now - interval);
+  last_heartbeat_check_ = now;
+  const bool ping = now - last_ping_ >= interval;
+  if (ping) last_ping_ = now;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer& p = peers_[i];
+    if (!p.conn || !p.closed.ok() || !failed_.ok()) continue;
+    if (now - p.last_heard > timeout) {
+      char secs[32];
+      snprintf(secs, sizeof(secs), "%.3g", std::chrono::duration<double>(now - p.last_heard).count());
+      FailPeerLocked(static_cast<int>(i),
+                     UnavailableError("rank " + std::to_string(opts_.rank) + ": nothing heard from rank " + std::to_string(i) + " for " +
+                                      secs + " s, not even a heartbeat (TUTTI_HEARTBEAT_TIMEOUT): it is stopped or "
+                                      "hung, or the network between us is down"),
+                     true);
+      SayGoodbyeLocked();
+      return;
+    }
+    if (ping) SendControlLocked(p, FrameType::kPing, 0, 0);
+  }
 }
 
 bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
@@ -262,6 +293,8 @@ void P2PEngine::FailAllLocked(const Status& why) {
   for (Peer& p : peers_) {
     FailPeerOpsLocked(p, why);
     p.unexpected.clear();
+    // The failed operations' owners may free their buffers now; nothing queued may read them.
+    if (p.conn) p.conn->ReleaseBuffers();
   }
 }
 
@@ -401,6 +434,7 @@ void P2PEngine::ProgressThreadMain() {
   // It is never woken per operation: it naps, briefly while such work exists, and longer (up to
   // 20 ms) while there is none, so an idle communicator costs next to nothing.
   int nap_us = 1000;
+  auto last_beat = Clock::now();
   while (true) {
     {
       std::unique_lock<std::mutex> l(thread_mu_);
@@ -410,6 +444,16 @@ void P2PEngine::ProgressThreadMain() {
     bool background = waiters_.load() == 0 && background_work_ && background_work_();
     if (!background && (pending_.load() == 0 || waiters_.load() > 0)) {
       nap_us = std::min(nap_us * 2, 20000);
+      // Idle, or a waiting thread polls: heartbeats still go out and come in when due.
+      if (opts_.heartbeat_timeout_s > 0 && waiters_.load() == 0 &&
+          Clock::now() - last_beat >= std::chrono::duration<double>(opts_.heartbeat_timeout_s / 20)) {
+        last_beat = Clock::now();
+        std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+        if (lock.owns_lock()) {
+          ProgressLocked();
+          CheckPeersLocked();
+        }
+      }
       continue;
     }
     bool moved = false;

@@ -39,6 +39,10 @@ struct EngineOptions {
   size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer
   int spin_us = 50;
   int yield_us = 2000;  // after spinning, poll while yielding the core until this
+  // A peer from which nothing (not even a heartbeat) arrived for this long is declared dead:
+  // stopped, hung, or cut off by the network. 0 = no heartbeats. Every peer is sent a PING each
+  // tenth of it, by the progress thread when nothing else polls.
+  double heartbeat_timeout_s = 0;
 };
 
 class P2PEngine : public FrameSink {
@@ -130,6 +134,7 @@ class P2PEngine : public FrameSink {
     std::string cur_descriptor;
     size_t eager_inflight = 0;
     bool one_sided_ok = false;  // a one-sided read from this peer has worked
+    std::chrono::steady_clock::time_point last_heard;  // last frame header from this peer
     Status closed;  // set when the peer said CLOSE
   };
 
@@ -158,6 +163,8 @@ class P2PEngine : public FrameSink {
   void PumpStreamingLocked(Peer& p);
   bool ProgressLocked();
   void CheckPeersLocked();
+  // Sends PINGs when due and fails peers that have been silent for the heartbeat timeout.
+  void HeartbeatLocked(std::chrono::steady_clock::time_point now);
   void Complete(const std::shared_ptr<Op>& op, Status st);
   void FailPeerLocked(int peer, const Status& why, bool whole_communicator);
   void FailAllLocked(const Status& why);
@@ -176,6 +183,8 @@ class P2PEngine : public FrameSink {
   std::atomic<int> waiters_{0};   // threads inside Wait()
   uint64_t next_seq_ = 1;
   std::chrono::steady_clock::time_point last_check_;
+  std::chrono::steady_clock::time_point last_ping_;
+  std::chrono::steady_clock::time_point last_heartbeat_check_;
   std::vector<int> wait_fds_;
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
   bool said_goodbye_ = false;

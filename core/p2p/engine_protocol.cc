@@ -175,6 +175,7 @@ void P2PEngine::PumpStreamingLocked(Peer& p) {
 
 Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
+  p.last_heard = std::chrono::steady_clock::now();
   switch (h.type) {
     case FrameType::kData: {
       if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
@@ -200,8 +201,11 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
       return static_cast<void*>(p.cur_descriptor.data());
     case FrameType::kBulk: {
       auto it = p.bulk_recvs.find(h.id);
-      if (it == p.bulk_recvs.end())
+      if (it == p.bulk_recvs.end()) {
+        // After a failure the message was forgotten while the peer may still be sending it.
+        if (!failed_.ok()) return static_cast<void*>(nullptr);
         return ProtocolError("BULK frame for unknown message " + std::to_string(h.id) + " from " + R(peer));
+      }
       const Op& op = *it->second;
       if (h.arg > op.size || h.payload_len > op.size - h.arg)
         return ProtocolError("BULK frame [" + std::to_string(h.arg) + ", +" + std::to_string(h.payload_len) +
@@ -263,8 +267,10 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
     }
     case FrameType::kDone: {
       auto it = p.bulk_recvs.find(h.id);
-      if (it == p.bulk_recvs.end())
+      if (it == p.bulk_recvs.end()) {
+        if (!failed_.ok()) return OkStatus();  // forgotten at the failure
         return ProtocolError("DONE for unknown message " + std::to_string(h.id) + " from " + R(peer));
+      }
       if (h.arg > it->second->size - it->second->bytes_done)
         return ProtocolError("DONE for more bytes than message " + std::to_string(h.id) + " has left");
       AddReceivedLocked(p, it->second, h.arg);
@@ -274,6 +280,7 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
     case FrameType::kNack:
     case FrameType::kCts: {
       auto it = p.sends.find(h.id);
+      if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
       if (it == p.sends.end())
         return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
                              std::to_string(h.id) + " from " + R(peer));
@@ -305,6 +312,8 @@ Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
       }
       return OkStatus();
     }
+    case FrameType::kPing:
+      return OkStatus();  // OnHeader noted that the peer is alive
     case FrameType::kClose: {
       TUTTI_LOG(Info, P2P, "rank %d: rank %d closed its communicator", opts_.rank, peer);
       if (!p.cur_descriptor.empty()) {

@@ -33,6 +33,8 @@ set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin
 
 TO=5          # TUTTI_TIMEOUT and TUTTI_STORE_TIMEOUT for every rank
+HB=4          # TUTTI_HEARTBEAT_TIMEOUT: a stopped or cut-off rank is named within ~4 s (a 2 s link
+              # flap plus TCP's retransmission backoff must stay below it)
 MARGIN=3      # slack on top of a timeout (2 shared cores)
 FAST=2        # a death or reset must be noticed within this, well below the timeout
 WS=4          # ranks; rank 1 is the culprit
@@ -109,7 +111,7 @@ launch() {
   if [[ $TRANSPORT == shm ]]; then host=1 lr=$r lws=$WS maddr=127.0.0.1; else host=$((r + 1)) lr=0 lws=1 maddr=$(addr 1); fi
   (
     timeout -k 2 $LIMIT ip netns exec "$(ns $host)" env RANK=$r WORLD_SIZE=$WS LOCAL_RANK=$lr \
-      LOCAL_WORLD_SIZE=$lws MASTER_ADDR=$maddr MASTER_PORT=$PORT TUTTI_SECRET=$SECRET TUTTI_TIMEOUT=$TO \
+      LOCAL_WORLD_SIZE=$lws MASTER_ADDR=$maddr MASTER_PORT=$PORT TUTTI_SECRET=$SECRET TUTTI_TIMEOUT=$TO TUTTI_HEARTBEAT_TIMEOUT=$HB \
       TUTTI_STORE_TIMEOUT=$TO TUTTI_SOCKET_IFNAME=$DEV "$prog" "$@" >"$work/$c.$r" 2>&1
     echo $? >"$work/$c.$r.rc"
   ) &

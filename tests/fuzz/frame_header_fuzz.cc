@@ -32,6 +32,7 @@ void CheckAccepted(const FrameHeader& h, uint64_t max_payload) {
     case FrameType::kAck:
     case FrameType::kNack:
     case FrameType::kDone:
+    case FrameType::kPing:
       FUZZ_CHECK(n == 0, "control frame with a payload");
       break;
     default:
@@ -65,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto fit = [](uint64_t v, uint64_t lim) { return lim == ~0ull ? v : v % (lim + 1); };
     FrameHeader s = h;
     s.magic = kFrameMagic;
-    s.type = static_cast<FrameType>(1 + static_cast<uint8_t>(h.type) % 8);
+    s.type = static_cast<FrameType>(1 + static_cast<uint8_t>(h.type) % 9);
     switch (s.type) {
       case FrameType::kData: s.payload_len = s.arg = fit(h.payload_len, limit); break;
       case FrameType::kBulk: s.payload_len = fit(h.payload_len, limit); break;

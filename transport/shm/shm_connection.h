@@ -56,6 +56,14 @@ class ShmConnection : public Connection {
   ShmConnection(int peer, pid_t peer_pid, const ShmOptions& opts)
       : Connection(peer), peer_pid_(peer_pid), opts_(opts) {}
   bool Flush();
+
+ public:
+  void ReleaseBuffers() override {
+    pending_.clear();  // frames enter the ring whole: nothing queued has started
+    queued_bytes_ = 0;
+  }
+
+ private:
   Status Transfer(const std::string& descriptor, size_t offset, void* local, size_t len, bool write);
 
   struct Pending {

@@ -165,11 +165,43 @@ void TcpConnection::AppendWaitFds(std::vector<int>* fds) const {
     if (s.fd >= 0) fds->push_back(s.fd);
 }
 
+void TcpConnection::ReleaseBuffers() {
+  static const std::vector<char> zeros(2 << 20);  // >= any payload this transport accepts
+  for (Sock& s : socks_) {
+    if (s.in_payload) s.dst = nullptr;
+    size_t keep = !s.out.empty() && s.out.front().sent > 0 ? 1 : 0;
+    while (s.out.size() > keep) {
+      queued_bytes_ -= s.out.back().h.payload_len;
+      s.queued -= s.out.back().h.payload_len;
+      s.out.pop_back();
+    }
+    if (keep) {
+      Out& o = s.out.front();
+      o.payload = o.h.payload_len <= zeros.size() ? zeros.data() : nullptr;
+      o.cookie = 0;
+      if (o.payload == nullptr) {  // cannot happen (payloads are bounded), but never read freed memory
+        s.queued -= o.h.payload_len;
+        queued_bytes_ -= o.h.payload_len;
+        s.out.pop_front();
+        ::shutdown(s.fd, SHUT_RDWR);
+      }
+    }
+  }
+}
+
 void TcpConnection::Close() {
   if (closed_) return;
   closed_ = true;
   for (Sock& s : socks_) {
-    if (s.fd >= 0) close(s.fd);
+    if (s.fd >= 0) {
+      // Closing a socket with unread bytes sends a reset and throws away what we queued but
+      // the kernel has not sent yet, such as the CLOSE frame saying why we leave; so read
+      // (without waiting) what has arrived first.
+      char sink[16384];
+      for (int i = 0; i < 4096 && recv(s.fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; ++i) {
+      }
+      close(s.fd);
+    }
     s.fd = -1;
     s.out.clear();
   }

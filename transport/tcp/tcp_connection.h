@@ -31,6 +31,7 @@ class TcpConnection : public Connection {
   size_t max_payload() const override { return opts_.max_payload; }
   size_t queued_bytes() const override { return queued_bytes_; }
   void AppendWaitFds(std::vector<int>* fds) const override;
+  void ReleaseBuffers() override;
   void Close() override;
 
  private:

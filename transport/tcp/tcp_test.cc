@@ -46,9 +46,11 @@ TEST(Tcp, ControlFramesStayInOrderAndBulkSpreads) {
   std::string big(5 << 20, 'q');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7);
   const size_t piece = 1 << 20;
+  std::vector<std::string> msgs;
+  for (int i = 0; i < 20; ++i) msgs.push_back("msg" + std::to_string(i));
   for (int i = 0; i < 20; ++i) {
-    std::string s = "msg" + std::to_string(i);
-    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kData, i, s.size(), s.size()), strdup(s.c_str()), 0).ok());
+    const std::string& s = msgs[i];
+    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kData, i, s.size(), s.size()), s.data(), 0).ok());
   }
   for (size_t off = 0; off < big.size(); off += piece)
     ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kBulk, 99, off, piece), big.data() + off, off + 1).ok());
@@ -67,6 +69,42 @@ TEST(Tcp, ControlFramesStayInOrderAndBulkSpreads) {
   EXPECT_EQ(data_seen, 20);
   EXPECT_EQ(rebuilt, big);
   EXPECT_EQ(sa.sent.size(), 5u);
+}
+
+// After ReleaseBuffers the queued frames' buffers may be freed: nothing more is read from them,
+// a frame already partly written is finished with zeros, and later frames still arrive framed.
+TEST(Tcp, ReleasedBuffersAreNeverReadAgain) {
+  Pair p = Connect(1);
+  RecordingSink sa, sb;
+  const size_t len = 2 << 20;
+  std::vector<std::unique_ptr<char[]>> bufs;
+  for (int i = 0; i < 4; ++i) {
+    bufs.emplace_back(new char[len]);
+    memset(bufs.back().get(), 'a' + i, len);
+    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kBulk, 7, i * len, len), bufs.back().get(), i + 1).ok());
+  }
+  ASSERT_TRUE(p.a->Progress(sa).ok());  // the socket buffer takes part of it; b reads nothing yet
+  ASSERT_GT(p.a->queued_bytes(), 0u);
+  p.a->ReleaseBuffers();
+  for (auto& b : bufs) memset(b.get(), 0xAB, len);
+  bufs.clear();  // freed: AddressSanitizer reports any later read
+  ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kPing, 0, 0, 0), nullptr, 0).ok());
+  for (int i = 0; i < 200000 && (sb.frames.empty() || sb.frames.back().h.type != FrameType::kPing); ++i) {
+    ASSERT_TRUE(p.a->Progress(sa).ok());
+    ASSERT_TRUE(p.b->Progress(sb).ok());
+  }
+  ASSERT_FALSE(sb.frames.empty());
+  EXPECT_EQ(sb.frames.back().h.type, FrameType::kPing);
+  ASSERT_LT(sb.frames.size(), 5u);  // some bulk frames were forgotten
+  for (size_t f = 0; f + 1 < sb.frames.size(); ++f) {
+    const std::string& got = sb.frames[f].payload;
+    ASSERT_EQ(got.size(), len);
+    size_t i = 0;
+    while (i < len && got[i] == static_cast<char>('a' + f)) ++i;
+    while (i < len && got[i] == 0) ++i;
+    EXPECT_EQ(i, len) << "frame " << f << ": byte " << i << " is neither the data nor zero";
+  }
+  EXPECT_EQ(p.a->queued_bytes(), 0u);
 }
 
 TEST(Tcp, PeerCloseIsAnError) {
