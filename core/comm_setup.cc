@@ -149,6 +149,8 @@ std::string HostName() {
   return host;
 }
 
+constexpr const char* kOtherRankFailed = "failed because of another rank";
+
 // The init's waits: each polls "init_error" between slices, so a problem found by any rank
 // ends every rank's init within a slice instead of at the store timeout.
 class InitWaits {
@@ -168,7 +170,7 @@ class InitWaits {
     Result<bool> has = store_.Check({"init_error"});
     if (!has.ok() || !*has) return OkStatus();
     Result<std::string> why = store_.Get("init_error", 1);
-    return InvalidUsage(ctx_ + ": failed because of another rank: " + (why.ok() ? *why : "(unreadable)"));
+    return InvalidUsage(ctx_ + ": " + kOtherRankFailed + ": " + (why.ok() ? *why : "(unreadable)"));
   }
 
   Result<std::string> Get(const std::string& key, const std::string& what) {
@@ -232,160 +234,166 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   }
   TUTTI_RETURN_IF_ERROR(store->Set(Key("claimed_by", rank), me));
 
-  // 1. Cards, and an id that TCP handshakes check so connections cannot cross communicators.
-  if (rank == 0) {
-    std::random_device rd;
-    uint64_t id = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-    TUTTI_RETURN_IF_ERROR(store->Set("comm_id", std::to_string(id)));
-  }
-  // Our doorbell: shm peers ring it when they write to us, so we can sleep while waiting.
-  std::shared_ptr<Doorbell> bell;
-  if (cfg.transport != "tcp") {
-    TUTTI_ASSIGN_OR_RETURN(auto b, Doorbell::Create());
-    bell = std::move(b);
-  }
-  TUTTI_RETURN_IF_ERROR(
-      store->Set(Key("card", rank), EncodePeerCard({size, cfg.host_id, getpid(), bell ? bell->name() : ""})));
-  std::vector<PeerCard> cards(size);
-  for (int r = 0; r < size; ++r) {
-    TUTTI_ASSIGN_OR_RETURN(std::string text, waits.Get(Key("card", r), "waiting for " + R(r) + " to join"));
-    auto card = DecodePeerCard(text);
-    if (!card.ok()) return waits.Fail(card.status().WithContext("card of " + R(r)));
-    cards[r] = std::move(*card);
-    if (cards[r].world_size != size)
-      return waits.Fail(InvalidUsage("world sizes differ: " + R(rank) + " was started with " + std::to_string(size) +
-                                     " ranks, " + R(r) + " (pid " + std::to_string(cards[r].pid) + ") with " +
-                                     std::to_string(cards[r].world_size)));
-  }
-  // 2. Transports and local ranks.
-  auto use_shm = [&](int peer) {
-    if (cfg.transport == "tcp") return false;
-    return cfg.transport == "shm" || cards[peer].host_id == cfg.host_id;
-  };
-  auto comm = std::unique_ptr<Communicator>(new Communicator());
-  comm->rank_ = rank;
-  comm->size_ = size;
-  comm->store_ = store;
-  comm->opts_ = opts;
-  comm->local_rank_ = 0;
-  comm->local_size_ = 0;
-  for (int r = 0; r < size; ++r) {
-    if (cards[r].host_id != cfg.host_id) continue;
-    if (r < rank) ++comm->local_rank_;
-    ++comm->local_size_;
-  }
-  std::set<int> tcp_lower, tcp_higher;
-  for (int r = 0; r < size; ++r) {
-    if (r == rank) continue;
-    if (cfg.transport == "shm" && cards[r].host_id != cfg.host_id)
-      return InvalidArgument(ctx("TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"));
-    if (!use_shm(r)) (r < rank ? tcp_lower : tcp_higher).insert(r);
-  }
-  // More ranks on this host than cores we may run on: a waiting rank must give its core away
-  // rather than spin or yield (a yield does not reliably hand the core to the rank it waits for).
-  cpu_set_t cpus;
-  int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  if (comm->local_size_ > ncpu && !EnvRaw("TUTTI_SPIN_US") && !EnvRaw("TUTTI_YIELD_US")) {
-    cfg.engine.spin_us = std::min(cfg.engine.spin_us, 5);
-    cfg.engine.yield_us = cfg.engine.spin_us;
-    TUTTI_LOG(Info, Init, "rank %d: %d local ranks on %d cores: waiting ranks sleep instead of spinning", rank,
-              comm->local_size_, ncpu);
-  }
-  auto engine = std::make_shared<P2PEngine>(cfg.engine);
-
-  // 3. Shared memory: create where we are the lower rank, attach where higher, then unlink.
-  std::vector<std::unique_ptr<ShmConnection>> created(size);
-  for (int r = rank + 1; r < size; ++r) {
-    if (!use_shm(r)) continue;
-    TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Create(ShmConnection::SegmentBytes(cfg.shm)));
-    std::string name = seg->name();
-    TUTTI_ASSIGN_OR_RETURN(created[r], ShmConnection::Make(r, cards[r].pid, std::move(seg), true, true, cfg.shm));
-    TUTTI_RETURN_IF_ERROR(AttachDoorbell(*created[r], cards[r]).WithContext(ctx("doorbell of " + R(r))));
-    TUTTI_RETURN_IF_ERROR(store->Set(Key("shm", rank, r), name));
-  }
-  for (int r = 0; r < rank; ++r) {
-    if (!use_shm(r)) continue;
-    auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r));
-    if (!name.ok()) return name.status();
-    auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
-    if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
-    TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
-    TUTTI_RETURN_IF_ERROR(AttachDoorbell(*conn, cards[r]).WithContext(ctx("doorbell of " + R(r))));
-    engine->SetConnection(r, std::move(conn));
-    TUTTI_RETURN_IF_ERROR(store->Set(Key("shmok", r, rank), "1"));
-  }
-  for (int r = rank + 1; r < size; ++r) {
-    if (!created[r]) continue;
-    TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory"));
-    created[r]->UnlinkName();
-    engine->SetConnection(r, std::move(created[r]));
-  }
-
-  // 4. TCP.
-  if (!tcp_lower.empty() || !tcp_higher.empty()) {
-    std::string ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
-    TUTTI_ASSIGN_OR_RETURN(auto listener, TcpListener::Open(ifname));
-    TUTTI_RETURN_IF_ERROR(store->Set(Key("tcp", rank), listener->address() + " " + listener->local_address()));
-    auto id = waits.Get("comm_id", "communicator id");
-    if (!id.ok()) return id.status();
-    uint64_t comm_id = std::strtoull(id->c_str(), nullptr, 10);
-    TcpHandshake hs{comm_id, rank, cfg.secret, cfg.nsocks};
-    TcpOptions topts;
-    int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
-    for (int r : tcp_lower) {
-      auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r));
-      if (!addrs.ok()) return addrs.status();
-      size_t sp = addrs->find(' ');
-      std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
-                                                                                    : addrs->substr(0, sp);
-      TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, deadline));
-      for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
-      TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
-      engine->SetConnection(r, std::move(conn));
+  // Everything after the claim: a failure found here is published for the other ranks.
+  auto connected = [&]() -> Result<std::unique_ptr<Communicator>> {
+    // 1. Cards, and an id that TCP handshakes check so connections cannot cross communicators.
+    if (rank == 0) {
+      std::random_device rd;
+      uint64_t id = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+      TUTTI_RETURN_IF_ERROR(store->Set("comm_id", std::to_string(id)));
     }
-    if (!tcp_higher.empty()) {
-      auto got = listener->Accept(hs, tcp_higher, deadline);
-      if (!got.ok()) return got.status().WithContext(ctx("TCP connections"));
-      for (auto& [r, fds] : *got) {
+    // Our doorbell: shm peers ring it when they write to us, so we can sleep while waiting.
+    std::shared_ptr<Doorbell> bell;
+    if (cfg.transport != "tcp") {
+      TUTTI_ASSIGN_OR_RETURN(auto b, Doorbell::Create());
+      bell = std::move(b);
+    }
+    TUTTI_RETURN_IF_ERROR(
+        store->Set(Key("card", rank), EncodePeerCard({size, cfg.host_id, getpid(), bell ? bell->name() : ""})));
+    std::vector<PeerCard> cards(size);
+    for (int r = 0; r < size; ++r) {
+      TUTTI_ASSIGN_OR_RETURN(std::string text, waits.Get(Key("card", r), "waiting for " + R(r) + " to join"));
+      auto card = DecodePeerCard(text);
+      if (!card.ok()) return waits.Fail(card.status().WithContext("card of " + R(r)));
+      cards[r] = std::move(*card);
+      if (cards[r].world_size != size)
+        return waits.Fail(InvalidUsage("world sizes differ: " + R(rank) + " was started with " + std::to_string(size) +
+                                       " ranks, " + R(r) + " (pid " + std::to_string(cards[r].pid) + ") with " +
+                                       std::to_string(cards[r].world_size)));
+    }
+    // 2. Transports and local ranks.
+    auto use_shm = [&](int peer) {
+      if (cfg.transport == "tcp") return false;
+      return cfg.transport == "shm" || cards[peer].host_id == cfg.host_id;
+    };
+    auto comm = std::unique_ptr<Communicator>(new Communicator());
+    comm->rank_ = rank;
+    comm->size_ = size;
+    comm->store_ = store;
+    comm->opts_ = opts;
+    comm->local_rank_ = 0;
+    comm->local_size_ = 0;
+    for (int r = 0; r < size; ++r) {
+      if (cards[r].host_id != cfg.host_id) continue;
+      if (r < rank) ++comm->local_rank_;
+      ++comm->local_size_;
+    }
+    std::set<int> tcp_lower, tcp_higher;
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      if (cfg.transport == "shm" && cards[r].host_id != cfg.host_id)
+        return InvalidArgument(ctx("TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"));
+      if (!use_shm(r)) (r < rank ? tcp_lower : tcp_higher).insert(r);
+    }
+    // More ranks on this host than cores we may run on: a waiting rank must give its core away
+    // rather than spin or yield (a yield does not reliably hand the core to the rank it waits for).
+    cpu_set_t cpus;
+    int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    if (comm->local_size_ > ncpu && !EnvRaw("TUTTI_SPIN_US") && !EnvRaw("TUTTI_YIELD_US")) {
+      cfg.engine.spin_us = std::min(cfg.engine.spin_us, 5);
+      cfg.engine.yield_us = cfg.engine.spin_us;
+      TUTTI_LOG(Info, Init, "rank %d: %d local ranks on %d cores: waiting ranks sleep instead of spinning", rank,
+                comm->local_size_, ncpu);
+    }
+    auto engine = std::make_shared<P2PEngine>(cfg.engine);
+
+    // 3. Shared memory: create where we are the lower rank, attach where higher, then unlink.
+    std::vector<std::unique_ptr<ShmConnection>> created(size);
+    for (int r = rank + 1; r < size; ++r) {
+      if (!use_shm(r)) continue;
+      TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Create(ShmConnection::SegmentBytes(cfg.shm)));
+      std::string name = seg->name();
+      TUTTI_ASSIGN_OR_RETURN(created[r], ShmConnection::Make(r, cards[r].pid, std::move(seg), true, true, cfg.shm));
+      TUTTI_RETURN_IF_ERROR(AttachDoorbell(*created[r], cards[r]).WithContext(ctx("doorbell of " + R(r))));
+      TUTTI_RETURN_IF_ERROR(store->Set(Key("shm", rank, r), name));
+    }
+    for (int r = 0; r < rank; ++r) {
+      if (!use_shm(r)) continue;
+      auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r));
+      if (!name.ok()) return name.status();
+      auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
+      if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
+      TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
+      TUTTI_RETURN_IF_ERROR(AttachDoorbell(*conn, cards[r]).WithContext(ctx("doorbell of " + R(r))));
+      engine->SetConnection(r, std::move(conn));
+      TUTTI_RETURN_IF_ERROR(store->Set(Key("shmok", r, rank), "1"));
+    }
+    for (int r = rank + 1; r < size; ++r) {
+      if (!created[r]) continue;
+      TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory"));
+      created[r]->UnlinkName();
+      engine->SetConnection(r, std::move(created[r]));
+    }
+
+    // 4. TCP.
+    if (!tcp_lower.empty() || !tcp_higher.empty()) {
+      std::string ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
+      TUTTI_ASSIGN_OR_RETURN(auto listener, TcpListener::Open(ifname));
+      TUTTI_RETURN_IF_ERROR(store->Set(Key("tcp", rank), listener->address() + " " + listener->local_address()));
+      auto id = waits.Get("comm_id", "communicator id");
+      if (!id.ok()) return id.status();
+      uint64_t comm_id = std::strtoull(id->c_str(), nullptr, 10);
+      TcpHandshake hs{comm_id, rank, cfg.secret, cfg.nsocks};
+      TcpOptions topts;
+      int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
+      for (int r : tcp_lower) {
+        auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r));
+        if (!addrs.ok()) return addrs.status();
+        size_t sp = addrs->find(' ');
+        std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
+                                                                                      : addrs->substr(0, sp);
+        TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, deadline));
         for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
         TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
         engine->SetConnection(r, std::move(conn));
       }
+      if (!tcp_higher.empty()) {
+        auto got = listener->Accept(hs, tcp_higher, deadline);
+        if (!got.ok()) return got.status().WithContext(ctx("TCP connections"));
+        for (auto& [r, fds] : *got) {
+          for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
+          TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
+          engine->SetConnection(r, std::move(conn));
+        }
+      }
     }
-  }
 
-  // 5. Everyone is connected before anyone leaves the store.
-  TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
-  if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
-  TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
-  // Rank 0 (which hosts the store when launched from the environment) leaves only after every
-  // rank has seen "all_ready", so a program that ends right after init cannot take the store
-  // away from a rank still waiting for that reply.
-  TUTTI_ASSIGN_OR_RETURN(int64_t left, store->Add("left", 1));
-  if (left == size) TUTTI_RETURN_IF_ERROR(store->Set("all_left", "1"));
-  if (rank == 0) {
-    TUTTI_RETURN_IF_ERROR(waits.Wait("all_left", "waiting for all ranks to finish init"));
-  }
-  if (bell) {
-    bell->Unlink();  // every peer has mapped it by now
-    engine->SetWakeSource(bell);
-  }
-  comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
-  comm->colls_ = std::make_shared<CollRegistry>();
-  comm->buffers_ = std::make_shared<BufferPool>();
-  comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
-  std::weak_ptr<CollRegistry> colls = comm->colls_;
-  engine->SetBackgroundWork([colls] {
-    auto c = colls.lock();
-    if (!c || !c->Active()) return false;
-    c->AdvanceAll();
-    return true;
-  });
-  engine->StartProgressThread();
-  comm->engine_ = std::move(engine);
-  TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,
-            comm->local_size_, cfg.transport.c_str());
-  return comm;
+    // 5. Everyone is connected before anyone leaves the store.
+    TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
+    if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
+    TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
+    // Rank 0 (which hosts the store when launched from the environment) leaves only after every
+    // rank has seen "all_ready", so a program that ends right after init cannot take the store
+    // away from a rank still waiting for that reply.
+    TUTTI_ASSIGN_OR_RETURN(int64_t left, store->Add("left", 1));
+    if (left == size) TUTTI_RETURN_IF_ERROR(store->Set("all_left", "1"));
+    if (rank == 0) {
+      TUTTI_RETURN_IF_ERROR(waits.Wait("all_left", "waiting for all ranks to finish init"));
+    }
+    if (bell) {
+      bell->Unlink();  // every peer has mapped it by now
+      engine->SetWakeSource(bell);
+    }
+    comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
+    comm->colls_ = std::make_shared<CollRegistry>();
+    comm->buffers_ = std::make_shared<BufferPool>();
+    comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
+    std::weak_ptr<CollRegistry> colls = comm->colls_;
+    engine->SetBackgroundWork([colls] {
+      auto c = colls.lock();
+      if (!c || !c->Active()) return false;
+      c->AdvanceAll();
+      return true;
+    });
+    engine->StartProgressThread();
+    comm->engine_ = std::move(engine);
+    TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,
+              comm->local_size_, cfg.transport.c_str());
+    return comm;
+  }();
+  if (!connected.ok() && connected.status().message().find(kOtherRankFailed) == std::string::npos)
+    (void)store->Set("init_error", connected.status().message());
+  return connected;
 }
 
 }  // namespace tutti

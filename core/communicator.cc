@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <set>
 
 #include "core/coll/buffer_pool.h"
@@ -88,9 +90,19 @@ Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info,
   CommOptions o = opts;
   o.secret = secret;
   o.secret_set = true;
-  TUTTI_ASSIGN_OR_RETURN(auto comm, Create(std::make_shared<PrefixStore>("tutti/world", store), info.rank,
-                                           info.world_size, o));
-  comm->keepalive_ = server;
+  auto comm = Create(std::make_shared<PrefixStore>("tutti/world", store), info.rank, info.world_size, o);
+  if (!comm.ok()) {
+    // The others may still need the store to read why init failed ("init_error"): keep it up
+    // until they have let go of it, briefly.
+    if (server) {
+      store.reset();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      while (server->num_connections() > 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return comm.status();
+  }
+  (*comm)->keepalive_ = server;
   return comm;
 }
 
