@@ -379,9 +379,13 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     comm->buffers_ = std::make_shared<BufferPool>();
     comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
     std::weak_ptr<CollRegistry> colls = comm->colls_;
-    engine->SetBackgroundWork([colls] {
+    std::weak_ptr<BufferPool> pool = comm->buffers_;
+    engine->SetBackgroundWork([colls, pool] {
       auto c = colls.lock();
-      if (!c || !c->Active()) return false;
+      if (!c || !c->Active()) {
+        if (auto b = pool.lock()) b->TrimIdle();
+        return false;
+      }
       c->AdvanceAll();
       return true;
     });

@@ -3,17 +3,20 @@
 # Idempotent and quick when everything is there: apt runs only for missing packages.
 #   --peers   also install the libraries tutti is compared with (Open MPI, Gloo): optional, for
 #             //bench:mpi_perf, //bench:gloo_perf and tools/compare_peers.sh
+#   --fuzz    also install clang-14 with libFuzzer and lld, for tools/fuzz.sh (tools/test.sh)
 set -euo pipefail
 peers=0
+fuzz=0
 for arg in "$@"; do
   case $arg in
     --peers) peers=1 ;;
+    --fuzz) fuzz=1 ;;
     -h | --help)
-      sed -n '2,5s/^# \{0,1\}//p' "$0"
+      sed -n '2,6s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
-      echo "tools/setup.sh: unknown argument $arg (known: --peers)" >&2
+      echo "tools/setup.sh: unknown argument $arg (known: --peers, --fuzz)" >&2
       exit 2
       ;;
   esac
@@ -23,6 +26,9 @@ packages=(
   g++ libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iptables procps   # multi-host tests in network namespaces
 )
+if ((fuzz)); then
+  packages+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev lld)   # tools/fuzz.sh
+fi
 if ((peers)); then
   packages+=(openmpi-bin libopenmpi-dev libgloo-dev)   # tools/bazel/peers_configure.bzl finds them
 fi

@@ -1,11 +1,43 @@
 #!/usr/bin/env bash
-# Sets up the machine (tools/setup.sh) and runs every test: `bash tools/test.sh`.
-# Extra arguments go to `bazel test` (e.g. a target pattern such as //tests/...).
+# Sets up the machine (tools/setup.sh --fuzz) and runs every check CI runs: `bash tools/test.sh`
+#   1. bazel test //...                    every test
+#   2. bazel test --config=asan <targets>  P2P, collective, store, launcher, transport, C API and
+#                                          reliability tests under AddressSanitizer + UBSan
+#   3. bash tools/fuzz.sh                  every libFuzzer target for TUTTI_FUZZ_SECONDS (15) each
+# All three run even if one fails; the exit status is non-zero if any did.
+# Extra arguments go to `bazel test` instead (e.g. //tests/...), and only that runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+bash tools/setup.sh --fuzz
 flags=()
 [[ ${CI:-} == true ]] && flags+=(--config=ci)
-targets=("$@")
-((${#targets[@]})) || targets=(//...)
-exec bazel test "${flags[@]}" "${targets[@]}"
+if (($#)); then
+  exec bazel test "${flags[@]}" "$@"
+fi
+asan_targets=(
+  //core/... //transport/...
+  //tests:p2p_test //tests:reliability_test //tests:dead_rank_test //tests:heartbeat_test
+  //tests:init_test //tests:misconfig_test //tests/coll:all
+)
+failed=()
+start=$SECONDS
+stage() {  # stage NAME COMMAND...: runs it, notes a failure, goes on
+  local name=$1 t0=$SECONDS
+  shift
+  echo "==== tools/test.sh: $name"
+  if "$@"; then
+    echo "==== tools/test.sh: $name passed ($((SECONDS - t0)) s)"
+  else
+    echo "==== tools/test.sh: $name FAILED ($((SECONDS - t0)) s)"
+    failed+=("$name")
+  fi
+}
+stage "bazel test //..." bazel test "${flags[@]}" //...
+stage "ASan/UBSan tests" bazel test "${flags[@]}" --config=asan "${asan_targets[@]}"
+stage "fuzzing" bash tools/fuzz.sh --seconds "${TUTTI_FUZZ_SECONDS:-15}"
+echo "==== tools/test.sh: $((SECONDS - start)) s in all"
+if ((${#failed[@]})); then
+  echo "==== tools/test.sh: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "==== tools/test.sh: all passed"

@@ -53,9 +53,14 @@ void BufferPool::Put(char* p, size_t bytes) {
   TrimLocked(now);
 }
 
+void BufferPool::TrimIdle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!free_.empty()) TrimLocked(Clock::now());
+}
+
 void BufferPool::TrimLocked(Clock::time_point now) {
   for (auto it = free_.begin(); it != free_.end();) {
-    if (now - it->since > kMaxIdle) {
+    if (now - it->since > max_idle_) {
       kept_bytes_ -= it->bytes;
       delete[] it->p;
       it = free_.erase(it);

@@ -4,7 +4,8 @@
 // for a 32 MiB collective is slower than the collective itself; the pool hands back buffers
 // that are already mapped. Buffers return to the pool when the last reference goes. The pool
 // keeps at most kMaxKeptBuffers / kMaxKeptBytes, and a buffer nobody asked for during
-// kMaxIdle is released, so memory taken by one large call does not stay forever.
+// kMaxIdle is released (also while no collective runs), so memory taken by one large call does
+// not stay forever.
 //
 // Allocation failure is an error value (never an exception): a count that passes the size
 // checks may still be far more than the machine can give.
@@ -22,16 +23,20 @@ namespace tutti {
 
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
+  static constexpr std::chrono::milliseconds kMaxIdle{10000};
+  explicit BufferPool(std::chrono::milliseconds max_idle = kMaxIdle) : max_idle_(max_idle) {}
   ~BufferPool();
   // A buffer of at least `bytes` (nullptr for 0); kSystemError "out of memory" if it cannot
   // be had.
   Result<std::shared_ptr<char>> Get(size_t bytes);
   // Bytes held for reuse now (not counting buffers in use).
   size_t kept_bytes() const;
+  // Releases buffers idle for kMaxIdle; cheap (at most kMaxKeptBuffers to look at). The
+  // communicator's progress thread calls it, so an idle communicator gives its memory back too.
+  void TrimIdle();
 
   static constexpr size_t kMaxKeptBytes = size_t{1} << 30;
   static constexpr size_t kMaxKeptBuffers = 8;
-  static constexpr std::chrono::seconds kMaxIdle{10};
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -44,6 +49,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   // Drops buffers over the limits or idle too long (mu_ held).
   void TrimLocked(Clock::time_point now);
 
+  const std::chrono::milliseconds max_idle_;
   mutable std::mutex mu_;
   std::vector<Free> free_;
   size_t kept_bytes_ = 0;
