@@ -19,7 +19,8 @@
 # element on any rank. Expectations, per row:
 #   dead     every survivor errors within FAST s naming rank 1 (death is noticed, not timed out)
 #   init     every survivor errors within TUTTI_STORE_TIMEOUT + MARGIN s naming rank 1
-#   timeout  every rank errors within TUTTI_TIMEOUT + MARGIN s (partition: noticed at the
+#   timeout  every rank errors within TUTTI_TIMEOUT + MARGIN s (stop, partition: named by the
+#            heartbeat after TUTTI_HEARTBEAT_TIMEOUT; a partition may also be noticed at the
 #            timeout; whether errors name rank 1 is shown, not judged: a rank waiting on another
 #            survivor may time out first and blame that one)
 #   stop     survivors as timeout; rank 1 only has to end once continued after they did
