@@ -3,6 +3,9 @@
 // rank passes a token around the ring to prove the communicator works.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -109,6 +112,32 @@ TEST(Init, WrongSecretIsRefused) {
     return 0;
   }, {}, 60);
   ExpectAllOk(ends);
+}
+
+// With no launch environment at all a process runs as a 1-rank world and says so on stderr.
+TEST(Init, NoLaunchEnvironmentIsA1RankWorldAndSaysSo) {
+  int err[2];
+  ASSERT_EQ(pipe(err), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(err[1], 2);
+    for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                          "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"})
+      unsetenv(v);
+    auto comm = Communicator::InitFromEnv();
+    _exit(comm.ok() && (*comm)->size() == 1 && (*comm)->rank() == 0 ? 0 : 1);
+  }
+  close(err[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = read(err[0], buf, sizeof(buf))) > 0;) text.append(buf, n);
+  close(err[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  EXPECT_NE(text.find("no launch environment"), std::string::npos) << text;
+  EXPECT_NE(text.find("1-rank world"), std::string::npos) << text;
 }
 
 }  // namespace
