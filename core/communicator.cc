@@ -108,6 +108,33 @@ Result<std::unique_ptr<Communicator>> Communicator::Init(const LaunchInfo& info,
 
 Communicator::~Communicator() { Destroy(); }
 
+Result<Communicator::MemHandle> Communicator::Register(const void* p, size_t bytes) {
+  if (destroyed_) return InvalidUsage(R(rank_) + ": register on a destroyed communicator");
+  auto reg = registrations_->Register(p, bytes);
+  if (!reg.ok()) return reg.status().WithContext(R(rank_));
+  TUTTI_LOG(Info, Init, "rank %d: registered %zu bytes at %p (%s)", rank_, bytes, p, Describe((*reg)->mem).c_str());
+  return reg;
+}
+
+Status Communicator::Deregister(const MemHandle& handle) {
+  return registrations_->Deregister(handle).WithContext(R(rank_));
+}
+
+MemInfo Communicator::MemoryOf(const void* p, size_t bytes) const {
+  if (auto reg = registrations_->Lookup(p, bytes == 0 ? 1 : bytes)) return reg->mem;
+  return SystemMemoryProbe().Probe(p);
+}
+
+Status Communicator::CheckHostAccessible(const std::string& who, const char* which, const void* p,
+                                         size_t bytes) const {
+  if (p == nullptr || !SystemMemoryProbe().knows_devices()) return OkStatus();  // no CUDA here: all host
+  MemInfo m = MemoryOf(p, bytes);
+  if (m.host_accessible()) return OkStatus();
+  return InvalidArgument(who + ": the " + which + " buffer is " + Describe(m) +
+                         " memory; calls on device memory need the CUDA path, not in this build yet "
+                         "(host, pinned host and managed memory work)");
+}
+
 Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, double timeout_s) {
   TUTTI_ASSIGN_OR_RETURN(Work w, ISend(buf, bytes, peer, tag));
   return w.Wait(timeout_s);
@@ -121,6 +148,7 @@ Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double tim
 Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
   if (tag < 0) return InvalidArgument(R(rank_) + ": send with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
+  TUTTI_RETURN_IF_ERROR(CheckHostAccessible(R(rank_) + ": send to rank " + std::to_string(peer), "send", buf, bytes));
   TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(buf, bytes, peer, tag));
   return Work(engine_, op);
 }
@@ -128,6 +156,7 @@ Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int ta
 Result<Work> Communicator::IRecv(void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": recv on a destroyed communicator");
   if (tag < 0) return InvalidArgument(R(rank_) + ": recv with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
+  TUTTI_RETURN_IF_ERROR(CheckHostAccessible(R(rank_) + ": recv from rank " + std::to_string(peer), "receive", buf, bytes));
   TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(buf, bytes, peer, tag));
   return Work(engine_, op);
 }
@@ -220,6 +249,7 @@ void Communicator::Destroy() {
   if (destroyed_) return;
   destroyed_ = true;
   if (engine_) engine_->Shutdown();
+  registrations_->Clear();
 }
 
 }  // namespace tutti

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/dtype.h"
+#include "core/mem/registration_cache.h"
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
 #include "core/status.h"
@@ -108,6 +109,18 @@ class Communicator {
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
   Result<std::unique_ptr<Communicator>> NewGroup(const std::vector<int>& ranks);
 
+  // Registers [p, p+bytes) with this communicator, as ncclCommRegister: the memory's kind is
+  // found once (host, pinned host, CUDA device or managed) and transports may prepare it for
+  // one-sided access; calls on registered buffers reuse that. A range inside a registered one
+  // shares its registration. Deregister before freeing the memory; a handle deregistered twice
+  // is kInvalidArgument. Registrations end with the communicator.
+  using MemHandle = std::shared_ptr<const Registration>;
+  Result<MemHandle> Register(const void* p, size_t bytes);
+  Status Deregister(const MemHandle& handle);
+  // What [p, p+bytes) is: from a registration covering it, else asked of the CUDA driver now
+  // (host memory everywhere without one).
+  MemInfo MemoryOf(const void* p, size_t bytes) const;
+
   // What the communicator holds for calls in flight. Everything but pooled_bytes (scratch kept
   // for reuse, bounded) is zero when no call is in flight: per-call state is released when the
   // call ends (tests and the soak benchmark check it).
@@ -134,6 +147,9 @@ class Communicator {
                                                     const std::string& what);
   struct CollCall;
   Result<Work> StartCollective(const CollCall& call);
+  // kInvalidArgument naming the call and buffer when [p, p+bytes) is memory the host path
+  // cannot touch (CUDA device memory).
+  Status CheckHostAccessible(const std::string& who, const char* which, const void* p, size_t bytes) const;
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::shared_ptr<Store> store_;
@@ -145,6 +161,7 @@ class Communicator {
   std::shared_ptr<CollRegistry> colls_;
   std::shared_ptr<BufferPool> buffers_;
   std::shared_ptr<const CollConfig> coll_cfg_;
+  std::shared_ptr<RegistrationCache> registrations_ = std::make_shared<RegistrationCache>();
   std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
   bool destroyed_ = false;
 

@@ -77,6 +77,19 @@ int c_api_rank_main(void) {
     if (tuttiBarrier(dup, NULL) == tuttiSuccess) return 16; /* that communicator is failed now */
     CHECK(tuttiCommDestroy(dup));
   }
+  /* Registration: a handle per call, deregistered once; twice is an error. */
+  {
+    void* h1 = NULL;
+    void* h2 = NULL;
+    CHECK(tuttiCommRegister(comm, x, sizeof(x), &h1));
+    CHECK(tuttiCommRegister(comm, x, sizeof(float), &h2)); /* inside the first: shares it */
+    if (h1 == NULL || h2 == NULL || h1 == h2) return 21;
+    CHECK(tuttiCommDeregister(comm, h2));
+    if (tuttiCommDeregister(comm, h2) != tuttiInvalidUsage) return 22;
+    if (tuttiCommRegister(comm, NULL, 4, &h2) != tuttiInvalidArgument) return 23;
+    CHECK(tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiSum, comm, NULL)); /* registered buffers work */
+    (void)h1; /* left registered: destroying the communicator releases it */
+  }
   CHECK(tuttiBarrier(comm, NULL));
   CHECK(tuttiCommDestroy(comm));
   /* Destroying twice is an error, never a double free; so is using the destroyed handle. */

@@ -79,6 +79,11 @@ tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, int rank, const c
 tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
+/* Registers [buff, buff+size) with comm, as ncclCommRegister: its memory kind is found once and
+ * later calls on it reuse the registration. Deregister before freeing; a handle deregistered
+ * twice is tuttiInvalidUsage. */
+tuttiResult_t tuttiCommRegister(const tuttiComm_t comm, void* buff, size_t size, void** handle);
+tuttiResult_t tuttiCommDeregister(const tuttiComm_t comm, void* handle);
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm); /* fails everything pending; the handle stays valid */
 /* Releases comm. A second destroy of the same handle is tuttiInvalidUsage, never a crash. */
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);

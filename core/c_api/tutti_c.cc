@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct Handles {
   std::vector<std::unique_ptr<tuttiComm>> comms;
   std::unordered_set<const tuttiComm*> comm_set;
   std::unordered_set<const tuttiWork*> works;
+  // Registration handles (tuttiCommRegister), so a stale or foreign one is an error.
+  std::unordered_map<const void*, std::pair<const tuttiComm*, tutti::Communicator::MemHandle>> regs;
 };
 Handles& H() {
   static Handles* h = new Handles();  // never destroyed: handles may be used from atexit code
@@ -281,6 +284,40 @@ tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
   });
 }
 
+tuttiResult_t tuttiCommRegister(const tuttiComm_t comm, void* buff, size_t size, void** handle) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    if (handle == nullptr) return Bad("null handle pointer");
+    auto reg = c.Register(buff, size);
+    if (!reg.ok()) return ToResult(reg.status());
+    auto key = std::make_unique<char>();  // a unique address per call, even for a shared registration
+    Handles& h = H();
+    std::lock_guard<std::mutex> lock(h.mu);
+    h.regs.emplace(key.get(), std::make_pair(comm, std::move(*reg)));
+    *handle = key.release();
+    return tuttiSuccess;
+  });
+}
+
+tuttiResult_t tuttiCommDeregister(const tuttiComm_t comm, void* handle) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    tutti::Communicator::MemHandle reg;
+    {
+      Handles& h = H();
+      std::lock_guard<std::mutex> lock(h.mu);
+      auto it = h.regs.find(handle);
+      if (it == h.regs.end())
+        return ToResult(tutti::InvalidUsage("tuttiCommDeregister: unknown or already deregistered handle"));
+      if (it->second.first != comm) return Bad("tuttiCommDeregister: the handle belongs to another communicator");
+      reg = std::move(it->second.second);
+      h.regs.erase(it);
+    }
+    delete static_cast<char*>(handle);
+    return ToResult(c.Deregister(reg));
+  });
+}
+
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
@@ -299,6 +336,15 @@ tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
       if (h.comm_set.count(comm) == 0) return Bad("not a communicator handle of this library");
       if (!comm->comm) return ToResult(tutti::InvalidUsage("tuttiCommDestroy: communicator already destroyed"));
       c = std::move(comm->comm);
+      // Registrations end with their communicator.
+      for (auto it = h.regs.begin(); it != h.regs.end();) {
+        if (it->second.first == comm) {
+          delete static_cast<const char*>(it->first);
+          it = h.regs.erase(it);
+        } else {
+          ++it;
+        }
+      }
     }
     c->Destroy();  // the last reference (ours, unless a call is running in another thread)
     return tuttiSuccess;

@@ -97,6 +97,8 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   if (need_in && c.send == nullptr) return InvalidArgument(who + ": null send buffer for " + std::to_string(in_count) + " elements");
   if (need_out && c.recv == nullptr) return InvalidArgument(who + ": null recv buffer for " + std::to_string(out_count) + " elements");
   if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
+  if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, in_count * elem));
+  if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, out_count * elem));
 
   // Algorithm and signature.
   TUTTI_ASSIGN_OR_RETURN(std::string algorithm,
