@@ -248,6 +248,7 @@ void Communicator::Abort(const std::string& why) {
 void Communicator::Destroy() {
   if (destroyed_) return;
   destroyed_ = true;
+  CloseStreamGate();
   if (engine_) engine_->Shutdown();
   registrations_->Clear();
 }

@@ -7,6 +7,7 @@
 // dies fails every pending operation on every surviving rank with an error naming it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct CommOptions {
 class BufferPool;
 struct CollConfig;
 class CollRegistry;
+class HostStream;
+struct StreamGate;
 
 // Options of one collective call.
 struct CollOptions {
@@ -39,6 +42,12 @@ struct CollOptions {
   double timeout_s = -1;       // < 0: the communicator's timeout
   double premul_scalar = 1.0;  // this rank's factor for RedOp::kPremulSum
   int nchannels = 0;           // parallel streams (0: TUTTI_NCHANNELS)
+  // Stream-ordered call (NCCL's semantics, on a host stream): the blocking form enqueues the
+  // collective on `stream` and returns at once (argument errors included are reported by
+  // stream->Synchronize(), naming the call); it runs after what the stream already holds, and
+  // later work on the stream runs after it. Not owned; must outlive the queued call. The
+  // asynchronous (I...) forms do not take a stream.
+  HostStream* stream = nullptr;
 };
 
 class Communicator {
@@ -147,6 +156,11 @@ class Communicator {
                                                     const std::string& what);
   struct CollCall;
   Result<Work> StartCollective(const CollCall& call);
+  // Queues call(options without the stream) on o.stream (see CollOptions::stream).
+  Status OnStream(const CollOptions& o, const std::string& what, std::function<Status(const CollOptions&)> call);
+  // Queued stream work that has not run yet will find the communicator gone (waits for a
+  // running one).
+  void CloseStreamGate();
   // kInvalidArgument naming the call and buffer when [p, p+bytes) is memory the host path
   // cannot touch (CUDA device memory).
   Status CheckHostAccessible(const std::string& who, const char* which, const void* p, size_t bytes) const;
@@ -162,6 +176,7 @@ class Communicator {
   std::shared_ptr<BufferPool> buffers_;
   std::shared_ptr<const CollConfig> coll_cfg_;
   std::shared_ptr<RegistrationCache> registrations_ = std::make_shared<RegistrationCache>();
+  std::shared_ptr<StreamGate> stream_gate_;  // lets queued stream work see that we are gone
   std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
   bool destroyed_ = false;
 

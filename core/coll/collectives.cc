@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <mutex>
 
 #include "algorithms/registry.h"
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
+#include "core/stream/host_stream.h"
+
+#include <mutex>
 #include "core/env.h"
 #include "kernels/cpu/reduce.h"
 
@@ -81,6 +86,8 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   const std::string name = algo::CollectiveName(c.coll);
   const std::string who = "rank " + std::to_string(rank_) + ": " + name;
   if (destroyed_) return InvalidUsage(who + " on a destroyed communicator");
+  if (o.stream != nullptr)
+    return InvalidArgument(who + ": a stream is taken by the blocking form only (the stream orders it)");
   TUTTI_RETURN_IF_ERROR(engine_->failure());
   const size_t elem = DataTypeSize(c.type);
   if (elem == 0) return InvalidArgument(who + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
@@ -205,9 +212,43 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   return started;
 }
 
-#define TUTTI_BLOCKING(call) \
-  TUTTI_ASSIGN_OR_RETURN(Work w, call); \
+// A blocking collective; with o.stream, the same call queued on the stream (the lambda's `o` is
+// the options without the stream; arguments are captured by value).
+#define TUTTI_BLOCKING(name, call)                                              \
+  if (o.stream != nullptr)                                                      \
+    return OnStream(o, name, [=, this](const CollOptions& o) -> Status {        \
+      TUTTI_ASSIGN_OR_RETURN(Work w, call);                                     \
+      return w.Wait(o.timeout_s);                                               \
+    });                                                                         \
+  TUTTI_ASSIGN_OR_RETURN(Work w, call);                                         \
   return w.Wait(o.timeout_s)
+
+struct StreamGate {
+  std::mutex mu;
+  bool alive = true;
+};
+
+Status Communicator::OnStream(const CollOptions& o, const std::string& what,
+                              std::function<Status(const CollOptions&)> call) {
+  const std::string who = "rank " + std::to_string(rank_) + ": " + what;
+  if (destroyed_) return InvalidUsage(who + " on a destroyed communicator");
+  CollOptions run = o;
+  run.stream = nullptr;
+  if (!stream_gate_) stream_gate_ = std::make_shared<StreamGate>();  // issuing thread only
+  std::shared_ptr<StreamGate> gate = stream_gate_;
+  o.stream->Enqueue(who, [gate, run, call = std::move(call), who] {
+    std::lock_guard<std::mutex> lock(gate->mu);  // Destroy waits for a call that is running
+    if (!gate->alive) return InvalidUsage(who + ": the communicator was destroyed before the call ran");
+    return call(run);
+  });
+  return OkStatus();
+}
+
+void Communicator::CloseStreamGate() {
+  if (!stream_gate_) return;
+  std::lock_guard<std::mutex> lock(stream_gate_->mu);
+  stream_gate_->alive = false;
+}
 
 Result<Work> Communicator::IBroadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
   return StartCollective({Collective::kBroadcast, send, recv, count, type, RedOp::kSum, root, &o});
@@ -241,31 +282,31 @@ Result<Work> Communicator::IBarrier(const CollOptions& o) {
 }
 
 Status Communicator::Broadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING(IBroadcast(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("broadcast", IBroadcast(send, recv, count, type, root, o));
 }
 Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
                             const CollOptions& o) {
-  TUTTI_BLOCKING(IReduce(send, recv, count, type, op, root, o));
+  TUTTI_BLOCKING("reduce", IReduce(send, recv, count, type, op, root, o));
 }
 Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING(IScatter(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("scatter", IScatter(send, recv, count, type, root, o));
 }
 Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING(IGather(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("gather", IGather(send, recv, count, type, root, o));
 }
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, const CollOptions& o) {
-  TUTTI_BLOCKING(IAllReduce(send, recv, count, type, op, o));
+  TUTTI_BLOCKING("all_reduce", IAllReduce(send, recv, count, type, op, o));
 }
 Status Communicator::AllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
-  TUTTI_BLOCKING(IAllGather(send, recv, count, type, o));
+  TUTTI_BLOCKING("all_gather", IAllGather(send, recv, count, type, o));
 }
 Status Communicator::ReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
                                    const CollOptions& o) {
-  TUTTI_BLOCKING(IReduceScatter(send, recv, count, type, op, o));
+  TUTTI_BLOCKING("reduce_scatter", IReduceScatter(send, recv, count, type, op, o));
 }
 Status Communicator::AllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
-  TUTTI_BLOCKING(IAllToAll(send, recv, count, type, o));
+  TUTTI_BLOCKING("all_to_all", IAllToAll(send, recv, count, type, o));
 }
-Status Communicator::Barrier(const CollOptions& o) { TUTTI_BLOCKING(IBarrier(o)); }
+Status Communicator::Barrier(const CollOptions& o) { TUTTI_BLOCKING("barrier", IBarrier(o)); }
 
 }  // namespace tutti
