@@ -1,15 +1,96 @@
 #!/usr/bin/env bash
-# GPU check, for a machine with a GPU: runs the CUDA tests (device query, copy kernel) built
-# here and carried over. On the build machine:
-#   bazel build //kernels/cuda:device_test //kernels/cuda:reduce_test
-# then on the GPU machine, from the repository root:
-#   bash tools/gpu_check.sh [bazel-bin dir]
+# The GPU check: CUDA tests built here, carried to a machine with a GPU (which has no Bazel),
+# and run there.
+#
+#   bash tools/gpu_check.sh --prepare   (build machine) builds the CUDA tests with everything of
+#                                       ours linked in, into .gpu_bundle/ (ignored by git; no
+#                                       links into Bazel's output tree), with every shared library
+#                                       they load (CUDA runtime, libstdc++, glibc and its loader:
+#                                       the GPU machine's may be older) beside them
+#   bash tools/gpu_check.sh --run       (GPU machine, repository root) runs every test of the
+#                                       bundle (each bounded to 120 s), logs to $OUT (or
+#                                       .gpu_bundle/logs), prints a summary; exit 1 if any failed
+#
+# Without a GPU the tests skip cleanly, so --run also works (and is tried) on the build machine.
 set -euo pipefail
-bin=${1:-bazel-bin}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
-status=0
-for t in "$bin"/kernels/cuda/device_test "$bin"/kernels/cuda/reduce_test; do
-  echo "== $t"
-  "$t" --gtest_brief=0 || status=1
-done
-exit $status
+cd "$(dirname "$0")/.."
+bundle=.gpu_bundle
+tests=(
+  //kernels/cuda:device_test     # device query, copy kernel
+  //kernels/cuda:reduce_test     # ReduceN on the device, bit for bit against the CPU kernels
+  //tests:cuda_memory_test       # memory kinds from the driver; host path refuses device memory
+  //core/mem:mem_kind_test       # the probe on host memory where a driver is loaded
+  //tests:stream_test            # stream-ordered collectives (host streams)
+)
+flags=(-c opt --dynamic_mode=off)
+
+prepare() {
+  bazel build "${flags[@]}" "${tests[@]}"
+  local bin
+  bin=$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)
+  rm -rf "$bundle"
+  mkdir -p "$bundle/bin" "$bundle/lib"
+  for t in "${tests[@]}"; do
+    local path=${t#//}
+    path=${path/://}
+    cp -L "$bin/$path" "$bundle/bin/"
+  done
+  # The CUDA runtime the tests were linked against (the GPU machine may have only the driver).
+  local cudart
+  for dir in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
+    [[ -n $dir && -d $dir ]] || continue
+    for f in "$dir"/lib64/libcudart.so.* "$dir"/targets/x86_64-linux/lib/libcudart.so.*; do
+      [[ -e $f ]] && cudart=$f
+    done
+    [[ -n ${cudart:-} ]] && break
+  done
+  if [[ -n ${cudart:-} ]]; then
+    local soname
+    soname=$(objdump -p "$cudart" | awk '/SONAME/ {print $2}')
+    cp -L "$cudart" "$bundle/lib/${soname:-$(basename "$cudart")}"
+  fi
+  # Every library the binaries load, and the loader, so they run whatever the GPU machine has
+  # (the CUDA driver, libcuda.so.1, still comes from that machine).
+  for b in "$bundle"/bin/*; do
+    LD_LIBRARY_PATH="$bundle/lib" ldd "$b" | awk '/=> \// {print $3} /^\t\/lib64\/ld-linux/ {print $1}' |
+      while read -r lib; do [[ -e $bundle/lib/$(basename "$lib") ]] || cp -L "$lib" "$bundle/lib/"; done
+  done
+  echo "gpu_check: bundle in $bundle ($(du -sh "$bundle" | cut -f1)):"
+  ls -l "$bundle/bin" "$bundle/lib"
+}
+
+run() {
+  [[ -d $bundle/bin ]] || { echo "gpu_check: no bundle; run --prepare on the build machine" >&2; exit 2; }
+  local out=${OUT:-$bundle/logs}
+  mkdir -p "$out"
+  { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 || true; } | tee "$out/nvidia-smi.txt"
+  local status=0 summary=""
+  for t in "$bundle"/bin/*; do
+    local name rc
+    name=$(basename "$t")
+    local t0=$SECONDS
+    set +e
+    # The bundled loader and libraries; the driver's directories stay on the path after them.
+    timeout -k 5 120 "$bundle/lib/ld-linux-x86-64.so.2" \
+      --library-path "$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:/usr/lib/x86_64-linux-gnu:/usr/lib64:/usr/local/nvidia/lib64:/usr/lib/wsl/lib" \
+      "$t" > "$out/$name.log" 2>&1
+    rc=$?
+    set -e
+    local skipped
+    skipped=$(grep -c '\[  SKIPPED \]' "$out/$name.log" || true)
+    summary+="$(printf '%-24s rc=%-3s %3ss skipped-lines=%s' "$name" "$rc" "$((SECONDS - t0))" "$skipped")"$'\n'
+    if ((rc != 0)); then
+      status=1
+      echo "== $name FAILED (rc $rc); last lines:"
+      tail -30 "$out/$name.log"
+    fi
+  done
+  echo "$summary" | tee "$out/summary.txt"
+  exit $status
+}
+
+case ${1:-} in
+  --prepare) prepare ;;
+  --run) run ;;
+  *) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2 ;;
+esac
