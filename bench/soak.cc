@@ -9,7 +9,6 @@
 //
 //   bazel run -c opt //bench:soak -- --ranks 2 --calls 100000 --transport shm
 //   bazel run -c opt //bench:soak -- --ranks 4 --seconds 60 --transport tcp --report-every 5000
-#include <dirent.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/proc_stats.h"
 #include "core/communicator.h"
 #include "core/launch/spawn.h"
 #include "kernels/dtype.h"
@@ -49,26 +49,6 @@ const int kCollWeights[] = {30, 10, 10, 10, 10, 10, 8, 8, 4};  // percent
 constexpr size_t kMaxBytes = size_t{1} << 20;                  // per rank
 
 // ---- Process figures ---------------------------------------------------------------------------
-long ReadStatusField(const char* key) {  // e.g. "Threads:" from /proc/self/status
-  FILE* f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long v = -1;
-  const size_t n = strlen(key);
-  while (fgets(line, sizeof(line), f))
-    if (!strncmp(line, key, n)) v = atol(line + n);
-  fclose(f);
-  return v;
-}
-long OpenFds() {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  long n = 0;
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // the directory's own fd
-}
-
 // What this rank holds now: RSS, fds, threads and the communicator's per-call state.
 std::string Figures(const Communicator& comm) {
   const Communicator::Stats s = comm.stats();
@@ -76,7 +56,7 @@ std::string Figures(const Communicator& comm) {
   snprintf(buf, sizeof(buf),
            "rss_kb=%ld peak_rss_kb=%ld fds=%ld threads=%ld pending_ops=%zu tracked_messages=%zu tag_queues=%zu "
            "collectives_in_flight=%zu pooled_bytes=%zu",
-           ReadStatusField("VmRSS:"), ReadStatusField("VmHWM:"), OpenFds(), ReadStatusField("Threads:"),
+           ProcStatusField("VmRSS:"), ProcStatusField("VmHWM:"), ProcOpenFds(), ProcStatusField("Threads:"),
            s.pending_ops, s.tracked_messages, s.tag_queues, s.collectives_in_flight, s.pooled_bytes);
   return buf;
 }

@@ -7,7 +7,6 @@
 //
 // Sensitivity: SOAK_RSS_TEST_LEAK_BYTES=N makes every measured call leak N touched bytes, e.g.
 //   bazel test //tests:soak_rss_test --test_env=SOAK_RSS_TEST_LEAK_BYTES=100   # must fail
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/proc_stats.h"
 #include "core/communicator.h"
 #include "tests/harness/proc_ranks.h"
 
@@ -29,31 +29,11 @@ constexpr int kRanks = 2;
 constexpr int kWarmupCalls = 1000;
 constexpr long kMaxGrowthKb = 4 * 1024;
 
-long StatusField(const char* key) {  // e.g. "VmRSS:" (kB) from /proc/self/status
-  FILE* f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long v = -1;
-  while (fgets(line, sizeof(line), f))
-    if (!strncmp(line, key, strlen(key))) v = atol(line + strlen(key));
-  fclose(f);
-  return v;
-}
-
-long OpenFds() {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  long n = 0;
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // the directory's own fd
-}
-
 struct Figures {
   long rss_kb = -1, fds = -1, threads = -1;
 };
 
-Figures Read() { return {StatusField("VmRSS:"), OpenFds(), StatusField("Threads:")}; }
+Figures Read() { return {ProcStatusField("VmRSS:"), ProcOpenFds(), ProcStatusField("Threads:")}; }
 
 // Call i of the mix: mostly an all_reduce of 8..256 floats, every 10th another small collective.
 // Rank r's input element x is (i + x + r) % 7, so every expected value is exact.
