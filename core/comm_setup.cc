@@ -42,6 +42,13 @@ struct Resolved {
   EngineOptions engine;
 };
 
+// A setting from CommOptions when set there, else from its environment variable.
+template <typename T, typename EnvFn>
+Result<T> Setting(const std::optional<T>& given, EnvFn env, const char* name) {
+  if (given) return *given;
+  return env(name);
+}
+
 Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   Resolved r;
   if (o.timeout_s >= 0) {
@@ -50,7 +57,7 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
     TUTTI_ASSIGN_OR_RETURN(r.timeout_s, EnvSeconds("TUTTI_TIMEOUT"));
   }
   TUTTI_ASSIGN_OR_RETURN(r.store_timeout_s, EnvSeconds("TUTTI_STORE_TIMEOUT"));
-  TUTTI_ASSIGN_OR_RETURN(double heartbeat, EnvSeconds("TUTTI_HEARTBEAT_TIMEOUT"));
+  TUTTI_ASSIGN_OR_RETURN(double heartbeat, Setting(o.heartbeat_timeout_s, EnvSeconds, "TUTTI_HEARTBEAT_TIMEOUT"));
   if (!(heartbeat >= 0)) return InvalidArgument("TUTTI_HEARTBEAT_TIMEOUT must be >= 0");
   r.engine.heartbeat_timeout_s = heartbeat > 1e8 ? 0 : heartbeat;
   if (!o.transport.empty()) {
@@ -62,20 +69,20 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
     return InvalidArgument("transport \"" + r.transport + "\" is not one of auto, shm, tcp");
   r.host_id = !o.host_id.empty() ? o.host_id : EnvRaw("TUTTI_HOST_ID").value_or(DefaultHostId());
   r.secret = o.secret_set || !o.secret.empty() ? o.secret : EnvRaw("TUTTI_SECRET").value_or("");
-  TUTTI_ASSIGN_OR_RETURN(int64_t nsocks, EnvInt("TUTTI_SOCKET_NSOCKS"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t nsocks, Setting(o.socket_nsocks, EnvInt, "TUTTI_SOCKET_NSOCKS"));
   if (nsocks < 1 || nsocks > 16) return InvalidArgument("TUTTI_SOCKET_NSOCKS must be 1..16");
   r.nsocks = static_cast<int>(nsocks);
-  TUTTI_ASSIGN_OR_RETURN(int64_t bufsize, EnvInt("TUTTI_SOCKET_BUFSIZE"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t bufsize, Setting(o.socket_bufsize, EnvInt, "TUTTI_SOCKET_BUFSIZE"));
   r.bufsize = static_cast<int>(std::clamp<int64_t>(bufsize, 0, 1 << 30));
-  TUTTI_ASSIGN_OR_RETURN(int64_t fifo, EnvInt("TUTTI_SHM_FIFO_BYTES"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t fifo, Setting(o.shm_fifo_bytes, EnvInt, "TUTTI_SHM_FIFO_BYTES"));
   if (fifo < 4096 || fifo > (1ll << 30) || (fifo & (fifo - 1)) != 0)
     return InvalidArgument("TUTTI_SHM_FIFO_BYTES must be a power of two in 4096..1 GiB");
   r.shm.fifo_bytes = static_cast<size_t>(fifo);
-  TUTTI_ASSIGN_OR_RETURN(r.shm.use_cma, EnvBool("TUTTI_SHM_CMA"));
-  TUTTI_ASSIGN_OR_RETURN(int64_t eager, EnvInt("TUTTI_EAGER_LIMIT"));
+  TUTTI_ASSIGN_OR_RETURN(r.shm.use_cma, Setting(o.shm_cma, EnvBool, "TUTTI_SHM_CMA"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t eager, Setting(o.eager_limit, EnvInt, "TUTTI_EAGER_LIMIT"));
   if (eager < 0) return InvalidArgument("TUTTI_EAGER_LIMIT must be >= 0");
-  TUTTI_ASSIGN_OR_RETURN(int64_t spin, EnvInt("TUTTI_SPIN_US"));
-  TUTTI_ASSIGN_OR_RETURN(int64_t yield_us, EnvInt("TUTTI_YIELD_US"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t spin, Setting(o.spin_us, EnvInt, "TUTTI_SPIN_US"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t yield_us, Setting(o.yield_us, EnvInt, "TUTTI_YIELD_US"));
   r.engine.yield_us = static_cast<int>(std::clamp<int64_t>(yield_us, 0, 10000000));
   r.engine.rank = rank;
   r.engine.size = size;
@@ -289,7 +296,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     // rather than spin or yield (a yield does not reliably hand the core to the rank it waits for).
     cpu_set_t cpus;
     int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    if (comm->local_size_ > ncpu && !EnvRaw("TUTTI_SPIN_US") && !EnvRaw("TUTTI_YIELD_US")) {
+    if (comm->local_size_ > ncpu && !opts.spin_us && !opts.yield_us && !EnvRaw("TUTTI_SPIN_US") &&
+        !EnvRaw("TUTTI_YIELD_US")) {
       cfg.engine.spin_us = std::min(cfg.engine.spin_us, 5);
       cfg.engine.yield_us = cfg.engine.spin_us;
       TUTTI_LOG(Info, Init, "rank %d: %d local ranks on %d cores: waiting ranks sleep instead of spinning", rank,

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ struct CommOptions {
   std::string host_id;      // "": TUTTI_HOST_ID, else hostname + boot id + network namespace
   std::string secret;       // "": TUTTI_SECRET (checked in every TCP handshake)
   bool secret_set = false;  // true: use `secret` even if empty
+  // Each unset one comes from its environment variable (README, "Environment variables"); set
+  // here they win, so ranks that are threads of one process need not share a setenv.
+  std::optional<double> heartbeat_timeout_s;  // TUTTI_HEARTBEAT_TIMEOUT
+  std::optional<int64_t> socket_nsocks;       // TUTTI_SOCKET_NSOCKS
+  std::optional<int64_t> socket_bufsize;      // TUTTI_SOCKET_BUFSIZE
+  std::optional<int64_t> shm_fifo_bytes;      // TUTTI_SHM_FIFO_BYTES
+  std::optional<bool> shm_cma;                // TUTTI_SHM_CMA
+  std::optional<int64_t> eager_limit;         // TUTTI_EAGER_LIMIT
+  std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
+  std::optional<int64_t> yield_us;            // TUTTI_YIELD_US
 };
 
 class BufferPool;

@@ -19,7 +19,7 @@ class P2P : public ::testing::TestWithParam<std::string> {
   CommOptions Opts(double timeout_s = 30) {
     CommOptions o;
     o.transport = GetParam() == "tcp" ? "tcp" : "shm";
-    setenv("TUTTI_SHM_CMA", GetParam() == "shm+cma" ? "1" : "0", 1);
+    o.shm_cma = GetParam() == "shm+cma";
     o.timeout_s = timeout_s;
     return o;
   }
@@ -137,6 +137,25 @@ TEST_P(P2P, UnmatchedRecvTimesOutAndCommStaysUsable) {
     Status ok = c.rank() == 0 ? c.Send(&x, sizeof(x), 1, 10) : c.Recv(&x, sizeof(x), 0, 10);
     EXPECT_TRUE(ok.ok()) << ok.ToString();
   }, Opts());
+}
+
+// A setting given in CommOptions wins over its environment variable (which here would be
+// refused), so thread ranks with different settings need no setenv.
+TEST(CommOptionsTest, SettingsWinOverTheEnvironment) {
+  setenv("TUTTI_SOCKET_NSOCKS", "99", 1);  // out of range: init would fail if it were read
+  setenv("TUTTI_EAGER_LIMIT", "-5", 1);
+  CommOptions o;
+  o.transport = "tcp";
+  o.socket_nsocks = 3;
+  o.eager_limit = 1024;
+  RunThreadRanks(2, [&](Communicator& c) {
+    int x = c.rank() == 0 ? 17 : 0;
+    Status st = c.rank() == 0 ? c.Send(&x, sizeof(x), 1) : c.Recv(&x, sizeof(x), 0);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(x, 17);
+  }, o);
+  unsetenv("TUTTI_SOCKET_NSOCKS");
+  unsetenv("TUTTI_EAGER_LIMIT");
 }
 
 TEST_P(P2P, BadArgumentsAreClearErrors) {
