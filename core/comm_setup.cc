@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -158,6 +161,23 @@ std::string HostName() {
 
 constexpr const char* kOtherRankFailed = "failed because of another rank";
 
+// This process as peers on the same machine and in the same pid namespace can check it:
+// "<boot id>/<pid namespace> <pid>".
+std::string ProcessIdentity() {
+  char ns[128] = {};
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+  ns[n > 0 ? n : 0] = '\0';
+  return ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns + " " + std::to_string(getpid());
+}
+
+// True if pid is gone (or a zombie nobody reaped yet).
+bool ProcessGone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  std::string stat = ReadLine(("/proc/" + std::to_string(pid) + "/stat").c_str());
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X');
+}
+
 // The init's waits: each polls "init_error" between slices, so a problem found by any rank
 // ends every rank's init within a slice instead of at the store timeout.
 class InitWaits {
@@ -180,7 +200,9 @@ class InitWaits {
     return InvalidUsage(ctx_ + ": " + kOtherRankFailed + ": " + (why.ok() ? *why : "(unreadable)"));
   }
 
-  Result<std::string> Get(const std::string& key, const std::string& what) {
+  // Waits for `key`, which rank `from` (if >= 0) is to set: if that rank runs on this machine
+  // and its process is gone, it died during init, and every rank hears so at once.
+  Result<std::string> Get(const std::string& key, const std::string& what, int from = -1) {
     while (true) {
       double left = SecondsLeft();
       Result<std::string> v = store_.Get(key, std::min(kSlice, left));
@@ -189,11 +211,33 @@ class InitWaits {
         return v;
       }
       TUTTI_RETURN_IF_ERROR(Check());
+      if (from >= 0) TUTTI_RETURN_IF_ERROR(CheckAlive(from));
       if (left <= kSlice) return v.status().WithContext(ctx_ + ": " + what);
     }
   }
 
-  Status Wait(const std::string& key, const std::string& what) { return Get(key, what).status(); }
+  Status Wait(const std::string& key, const std::string& what, int from = -1) {
+    return Get(key, what, from).status();
+  }
+
+  // Fails (and publishes) if rank `r` claimed its rank from a process on this machine that is
+  // gone now.
+  Status CheckAlive(int r) {
+    auto it = local_pids_.find(r);
+    if (it == local_pids_.end()) {
+      Result<std::string> proc = store_.Get("proc/" + std::to_string(r), 0);
+      if (!proc.ok()) return OkStatus();  // not claimed yet (or the store is busy): look later
+      const std::string mine = ProcessIdentity();
+      const size_t sp = proc->rfind(' ');
+      const bool here = sp != std::string::npos && proc->compare(0, sp + 1, mine, 0, mine.rfind(' ') + 1) == 0;
+      pid_t pid = here ? static_cast<pid_t>(std::strtol(proc->c_str() + sp + 1, nullptr, 10)) : -1;
+      it = local_pids_.emplace(r, pid > 0 ? pid : -1).first;
+    }
+    if (it->second > 0 && ProcessGone(it->second))
+      return Fail(RemoteError("rank " + std::to_string(r) + " (pid " + std::to_string(it->second) +
+                              ") died during init"));
+    return OkStatus();
+  }
 
  private:
   static constexpr double kSlice = 0.2;
@@ -204,6 +248,7 @@ class InitWaits {
   Store& store_;
   Clock::time_point deadline_;
   std::string ctx_;
+  std::map<int, pid_t> local_pids_;  // rank -> pid on this machine, -1 elsewhere
 };
 }  // namespace
 
@@ -240,6 +285,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
                                    " and " + me + "): check RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID"));
   }
   TUTTI_RETURN_IF_ERROR(store->Set(Key("claimed_by", rank), me));
+  TUTTI_RETURN_IF_ERROR(store->Set(Key("proc", rank), ProcessIdentity()));
 
   // Everything after the claim: a failure found here is published for the other ranks.
   auto connected = [&]() -> Result<std::unique_ptr<Communicator>> {
@@ -259,7 +305,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         store->Set(Key("card", rank), EncodePeerCard({size, cfg.host_id, getpid(), bell ? bell->name() : ""})));
     std::vector<PeerCard> cards(size);
     for (int r = 0; r < size; ++r) {
-      TUTTI_ASSIGN_OR_RETURN(std::string text, waits.Get(Key("card", r), "waiting for " + R(r) + " to join"));
+      TUTTI_ASSIGN_OR_RETURN(std::string text, waits.Get(Key("card", r), "waiting for " + R(r) + " to join", r));
       auto card = DecodePeerCard(text);
       if (!card.ok()) return waits.Fail(card.status().WithContext("card of " + R(r)));
       cards[r] = std::move(*card);
@@ -317,7 +363,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     }
     for (int r = 0; r < rank; ++r) {
       if (!use_shm(r)) continue;
-      auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r));
+      auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r), r);
       if (!name.ok()) return name.status();
       auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
       if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
@@ -328,7 +374,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     }
     for (int r = rank + 1; r < size; ++r) {
       if (!created[r]) continue;
-      TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory"));
+      TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory", r));
       created[r]->UnlinkName();
       engine->SetConnection(r, std::move(created[r]));
     }
@@ -345,7 +391,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       TcpOptions topts;
       int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
       for (int r : tcp_lower) {
-        auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r));
+        auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r), r);
         if (!addrs.ok()) return addrs.status();
         size_t sp = addrs->find(' ');
         std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)

@@ -3,11 +3,17 @@
 // second init joining a store on which a communicator was already formed. Real processes.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdlib>
 #include <string>
 
 #include "core/communicator.h"
+#include "core/store/tcp_store.h"
 #include "tests/harness/proc_ranks.h"
 
 namespace tutti::testing {
@@ -34,8 +40,12 @@ int ExpectInitFails(const std::string& want, int rank) {
   return took < kFast ? 0 : 3;
 }
 
-void ExpectAllCode0(const std::vector<RankEnd>& ends) {
+void ExpectAllCode0(const std::vector<RankEnd>& ends, const std::vector<size_t>& killed = {}) {
   for (size_t r = 0; r < ends.size(); ++r) {
+    if (std::find(killed.begin(), killed.end(), r) != killed.end()) {
+      EXPECT_EQ(ends[r].signal, SIGKILL) << "process " << r;
+      continue;
+    }
     EXPECT_TRUE(ends[r].exited) << "process " << r << " killed by signal " << ends[r].signal;
     EXPECT_EQ(ends[r].code, 0) << "process " << r << " (1: init succeeded, 2: wrong message, 3: too slow)";
   }
@@ -69,6 +79,25 @@ TEST(Misconfig, SecondInitOnALiveStoreIsRefusedAndTheFirstStillWorks) {
     if (!st.ok() || x != 41) return 11;
     return 0;
   }, {{"TUTTI_STORE_TIMEOUT", kStoreTimeout}}, 200));
+}
+
+// Rank 2 claims its rank in the store the way init does, then dies (kill -9) before its card:
+// the other ranks, on the same machine, see its process gone and fail at once naming it
+// instead of waiting for the store timeout.
+TEST(Misconfig, RankThatDiesDuringInitIsNamedFast) {
+  ExpectAllCode0(RunProcRanks(3, [](int rank) {
+    if (rank != 2) return ExpectInitFails("rank 2 (pid", rank);
+    auto store = TcpStoreClient::Connect(getenv("MASTER_ADDR"), atoi(getenv("MASTER_PORT")),
+                                         getenv("TUTTI_SECRET") ? getenv("TUTTI_SECRET") : "", 30);
+    if (!store.ok()) return 20;
+    std::string boot, ns(128, '\0');
+    std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
+    ns.resize(std::max<ssize_t>(0, readlink("/proc/self/ns/pid", ns.data(), ns.size() - 1)));
+    if (!(*store)->Add("tutti/world/claim/2", 1).ok()) return 21;
+    if (!(*store)->Set("tutti/world/proc/2", boot + "/" + ns + " " + std::to_string(getpid())).ok()) return 22;
+    raise(SIGKILL);
+    return 23;
+  }, {{"TUTTI_STORE_TIMEOUT", kStoreTimeout}}, 200), /*killed=*/{2});
 }
 
 }  // namespace
