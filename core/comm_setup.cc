@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <fstream>
 #include <map>
 #include <random>
@@ -17,6 +15,8 @@
 #include "core/coll/selector.h"
 #include "core/env.h"
 #include "core/logging.h"
+#include "core/mem/registration_cache.h"
+#include "core/process.h"
 #include "transport/shm/shm_connection.h"
 #include "transport/tcp/tcp_bootstrap.h"
 #include "transport/tcp/tcp_connection.h"
@@ -111,14 +111,20 @@ Status AttachDoorbell(ShmConnection& conn, const PeerCard& card) {
 }
 }  // namespace
 
-std::string DefaultHostId() {
+namespace {
+std::string HostName() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
+  return host;
+}
+}  // namespace
+
+std::string DefaultHostId() {
   char ns[128] = {};
   ssize_t n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
   if (n < 0) n = 0;
   ns[n] = '\0';
-  return std::string(host) + "/" + ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns;
+  return HostName() + "/" + ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns;
 }
 
 std::string EncodePeerCard(const PeerCard& c) {
@@ -153,30 +159,7 @@ Result<PeerCard> DecodePeerCard(const std::string& text) {
 }
 
 namespace {
-std::string HostName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
-
 constexpr const char* kOtherRankFailed = "failed because of another rank";
-
-// This process as peers on the same machine and in the same pid namespace can check it:
-// "<boot id>/<pid namespace> <pid>".
-std::string ProcessIdentity() {
-  char ns[128] = {};
-  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
-  ns[n > 0 ? n : 0] = '\0';
-  return ReadLine("/proc/sys/kernel/random/boot_id") + "/" + ns + " " + std::to_string(getpid());
-}
-
-// True if pid is gone (or a zombie nobody reaped yet).
-bool ProcessGone(pid_t pid) {
-  if (kill(pid, 0) != 0) return errno == ESRCH;
-  std::string stat = ReadLine(("/proc/" + std::to_string(pid) + "/stat").c_str());
-  size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X');
-}
 
 // The init's waits: each polls "init_error" between slices, so a problem found by any rank
 // ends every rank's init within a slice instead of at the store timeout.
@@ -216,6 +199,8 @@ class InitWaits {
     }
   }
 
+  Clock::time_point deadline() const { return deadline_; }
+
   Status Wait(const std::string& key, const std::string& what, int from = -1) {
     return Get(key, what, from).status();
   }
@@ -227,11 +212,7 @@ class InitWaits {
     if (it == local_pids_.end()) {
       Result<std::string> proc = store_.Get("proc/" + std::to_string(r), 0);
       if (!proc.ok()) return OkStatus();  // not claimed yet (or the store is busy): look later
-      const std::string mine = ProcessIdentity();
-      const size_t sp = proc->rfind(' ');
-      const bool here = sp != std::string::npos && proc->compare(0, sp + 1, mine, 0, mine.rfind(' ') + 1) == 0;
-      pid_t pid = here ? static_cast<pid_t>(std::strtol(proc->c_str() + sp + 1, nullptr, 10)) : -1;
-      it = local_pids_.emplace(r, pid > 0 ? pid : -1).first;
+      it = local_pids_.emplace(r, LocalPid(*proc)).first;
     }
     if (it->second > 0 && ProcessGone(it->second))
       return Fail(RemoteError("rank " + std::to_string(r) + " (pid " + std::to_string(it->second) +
@@ -263,13 +244,11 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   SetLogRank(rank);
   // Let peers read our buffers with process_vm_readv even under Yama's ptrace restrictions.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  const double wait_s = cfg.store_timeout_s;
-  const auto deadline = DeadlineIn(wait_s);
   auto ctx = [&](const std::string& what) {
     return R(rank) + ": init of a " + std::to_string(size) + "-rank communicator" + (what.empty() ? "" : ": " + what);
   };
 
-  InitWaits waits(*store, wait_s, ctx(""));
+  InitWaits waits(*store, cfg.store_timeout_s, ctx(""));
   // 0. Our rank is ours alone, and this store has not already formed a communicator.
   TUTTI_ASSIGN_OR_RETURN(bool formed, store->Check({"all_ready"}));
   if (formed)
@@ -320,6 +299,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       return cfg.transport == "shm" || cards[peer].host_id == cfg.host_id;
     };
     auto comm = std::unique_ptr<Communicator>(new Communicator());
+    comm->registrations_ = std::make_shared<RegistrationCache>();
     comm->rank_ = rank;
     comm->size_ = size;
     comm->store_ = store;
@@ -396,13 +376,13 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         size_t sp = addrs->find(' ');
         std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
                                                                                       : addrs->substr(0, sp);
-        TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, deadline));
+        TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, waits.deadline()));
         for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
         TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
         engine->SetConnection(r, std::move(conn));
       }
       if (!tcp_higher.empty()) {
-        auto got = listener->Accept(hs, tcp_higher, deadline);
+        auto got = listener->Accept(hs, tcp_higher, waits.deadline());
         if (!got.ok()) return got.status().WithContext(ctx("TCP connections"));
         for (auto& [r, fds] : *got) {
           for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);

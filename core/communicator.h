@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/dtype.h"
-#include "core/mem/registration_cache.h"
+#include "core/mem/mem_kind.h"
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
 #include "core/status.h"
@@ -46,6 +46,8 @@ struct CollConfig;
 class CollRegistry;
 class HostStream;
 struct StreamGate;
+struct Registration;  // core/mem/registration_cache.h
+class RegistrationCache;
 
 // Options of one collective call.
 struct CollOptions {
@@ -133,7 +135,8 @@ class Communicator {
   // found once (host, pinned host, CUDA device or managed) and transports may prepare it for
   // one-sided access; calls on registered buffers reuse that. A range inside a registered one
   // shares its registration. Deregister before freeing the memory; a handle deregistered twice
-  // is kInvalidArgument. Registrations end with the communicator.
+  // is kInvalidArgument. Registrations end with the communicator. What a handle holds
+  // (Registration) is in core/mem/registration_cache.h.
   using MemHandle = std::shared_ptr<const Registration>;
   Result<MemHandle> Register(const void* p, size_t bytes);
   Status Deregister(const MemHandle& handle);
@@ -186,7 +189,7 @@ class Communicator {
   std::shared_ptr<CollRegistry> colls_;
   std::shared_ptr<BufferPool> buffers_;
   std::shared_ptr<const CollConfig> coll_cfg_;
-  std::shared_ptr<RegistrationCache> registrations_ = std::make_shared<RegistrationCache>();
+  std::shared_ptr<RegistrationCache> registrations_;
   std::shared_ptr<StreamGate> stream_gate_;  // lets queued stream work see that we are gone
   std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
   bool destroyed_ = false;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/communicator.h"
+#include "core/mem/registration_cache.h"
 #include "core/mem/mem_kind.h"
 #include "core/store/in_memory_store.h"
 #include "kernels/cuda/device.h"

@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cstdlib>
 #include <string>
 
 #include "core/communicator.h"
+#include "core/process.h"
 #include "core/store/tcp_store.h"
 #include "tests/harness/proc_ranks.h"
 
@@ -90,11 +90,8 @@ TEST(Misconfig, RankThatDiesDuringInitIsNamedFast) {
     auto store = TcpStoreClient::Connect(getenv("MASTER_ADDR"), atoi(getenv("MASTER_PORT")),
                                          getenv("TUTTI_SECRET") ? getenv("TUTTI_SECRET") : "", 30);
     if (!store.ok()) return 20;
-    std::string boot, ns(128, '\0');
-    std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
-    ns.resize(std::max<ssize_t>(0, readlink("/proc/self/ns/pid", ns.data(), ns.size() - 1)));
     if (!(*store)->Add("tutti/world/claim/2", 1).ok()) return 21;
-    if (!(*store)->Set("tutti/world/proc/2", boot + "/" + ns + " " + std::to_string(getpid())).ok()) return 22;
+    if (!(*store)->Set("tutti/world/proc/2", ProcessIdentity()).ok()) return 22;
     raise(SIGKILL);
     return 23;
   }, {{"TUTTI_STORE_TIMEOUT", kStoreTimeout}}, 200), /*killed=*/{2});

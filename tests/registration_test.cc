@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/communicator.h"
+#include "core/mem/registration_cache.h"
 #include "tests/harness/thread_ranks.h"
 
 namespace tutti::testing {

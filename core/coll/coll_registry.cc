@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/deadline.h"
+
 namespace tutti {
 
 void CollRegistry::DropFinishedLocked() {
@@ -69,9 +71,8 @@ bool CollRegistry::Active() { return InFlight() > 0; }
 Status CollWork::Wait(double timeout_s) {
   using Clock = std::chrono::steady_clock;
   if (timeout_s < 0) timeout_s = default_timeout_s_;
-  if (!(timeout_s <= 1e8)) timeout_s = 1e8;  // inf or NaN (e.g. TUTTI_TIMEOUT=inf): wait ~3 years
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+  const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   P2PEngine* engine = run_->engine().get();
   Waiter waiter(spin_us_, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
   run_->engine()->AddWaiter();

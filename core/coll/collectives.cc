@@ -11,10 +11,8 @@
 #include "core/coll/coll_registry.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
-#include "core/stream/host_stream.h"
-
-#include <mutex>
 #include "core/env.h"
+#include "core/stream/host_stream.h"
 #include "kernels/cpu/reduce.h"
 
 namespace tutti {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/deadline.h"
 #include "core/logging.h"
 #include "core/p2p/engine.h"
 #include "core/p2p/waiter.h"
@@ -209,9 +210,8 @@ bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
 
 Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
-  if (!(timeout_s <= 1e8)) timeout_s = 1e8;  // inf or NaN (e.g. TUTTI_TIMEOUT=inf): wait ~3 years
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+  const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   Waiter waiter(opts_.spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
   waiters_.fetch_add(1);
   struct Leave {

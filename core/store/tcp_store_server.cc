@@ -200,7 +200,7 @@ void TcpStoreServer::Impl::Accept() {
     c.fd = fd;
     c.peer = PeerName(fd);
     c.events = EPOLLIN;
-    c.hello_deadline = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(opts_.hello_timeout_s * 1e6));
+    c.hello_deadline = DeadlineIn(opts_.hello_timeout_s);
     ++unauthenticated_;
     if (!next_hello_deadline_ || c.hello_deadline < *next_hello_deadline_) next_hello_deadline_ = c.hello_deadline;
     TUTTI_LOG(Trace, Store, "store %s: connection from %s", where_.c_str(), c.peer.c_str());

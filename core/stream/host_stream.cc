@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/deadline.h"
+
 namespace tutti {
 
 // How far a stream has got: shared with its events, which may outlive it.
@@ -10,13 +12,6 @@ struct HostEvent::Progress {
   std::condition_variable cv;
   uint64_t done = 0;  // every item with seq <= done has run or was skipped
 };
-
-namespace {
-std::chrono::steady_clock::duration Clamp(double timeout_s) {
-  if (!(timeout_s >= 0) || timeout_s > 1e8) timeout_s = 1e8;
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
-}
-}  // namespace
 
 bool HostEvent::Query() const {
   if (!progress_) return true;
@@ -27,7 +22,7 @@ bool HostEvent::Query() const {
 Status HostEvent::Wait(double timeout_s) const {
   if (!progress_) return OkStatus();
   std::unique_lock<std::mutex> lock(progress_->mu);
-  if (!progress_->cv.wait_for(lock, Clamp(timeout_s), [&] { return progress_->done >= seq_; }))
+  if (!progress_->cv.wait_for(lock, WaitDuration(timeout_s), [&] { return progress_->done >= seq_; }))
     return TimeoutError("event not reached after " + std::to_string(timeout_s) + " s");
   return OkStatus();
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/logging.h"
+#include "core/process.h"
 
 namespace tutti {
 
@@ -97,7 +98,7 @@ Result<bool> ShmConnection::Progress(FrameSink& sink) {
 
 Status ShmConnection::CheckPeerAlive() {
   if (peer_pid_ <= 0 || peer_pid_ == getpid()) return OkStatus();
-  if (kill(peer_pid_, 0) != 0 && errno == ESRCH)
+  if (ProcessGone(peer_pid_))  // a killed peer that is not reaped yet counts as gone
     return RemoteError("rank " + std::to_string(peer()) + " (pid " + std::to_string(peer_pid_) +
                        ") has died");
   return OkStatus();

@@ -14,12 +14,11 @@
 #include <memory>
 #include <thread>
 
+#include "core/deadline.h"
+
 namespace tutti {
 
-Clock::time_point DeadlineIn(double timeout_s) {
-  if (!(timeout_s >= 0) || timeout_s > 1e8) timeout_s = 1e8;  // negative or NaN: never
-  return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-}
+Clock::time_point DeadlineIn(double timeout_s) { return Clock::now() + WaitDuration(timeout_s); }
 
 int MsLeft(Clock::time_point deadline, int max_ms) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();

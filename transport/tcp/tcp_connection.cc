@@ -166,7 +166,6 @@ void TcpConnection::AppendWaitFds(std::vector<int>* fds) const {
 }
 
 void TcpConnection::ReleaseBuffers() {
-  static const std::vector<char> zeros(2 << 20);  // >= any payload this transport accepts
   for (Sock& s : socks_) {
     if (s.in_payload) s.dst = nullptr;
     size_t keep = !s.out.empty() && s.out.front().sent > 0 ? 1 : 0;
@@ -177,14 +176,9 @@ void TcpConnection::ReleaseBuffers() {
     }
     if (keep) {
       Out& o = s.out.front();
-      o.payload = o.h.payload_len <= zeros.size() ? zeros.data() : nullptr;
+      if (zeros_.size() < o.h.payload_len) zeros_.assign(o.h.payload_len, 0);
+      o.payload = zeros_.data();
       o.cookie = 0;
-      if (o.payload == nullptr) {  // cannot happen (payloads are bounded), but never read freed memory
-        s.queued -= o.h.payload_len;
-        queued_bytes_ -= o.h.payload_len;
-        s.out.pop_front();
-        ::shutdown(s.fd, SHUT_RDWR);
-      }
     }
   }
 }

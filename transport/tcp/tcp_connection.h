@@ -60,6 +60,7 @@ class TcpConnection : public Connection {
   TcpOptions opts_;
   std::vector<Sock> socks_;
   std::vector<uint64_t> sent_;
+  std::vector<char> zeros_;  // stands in for released payloads (ReleaseBuffers)
   std::vector<char> discard_;
   size_t queued_bytes_ = 0;
   bool closed_ = false;
