@@ -14,6 +14,7 @@
 #include "core/coll/coll_registry.h"
 #include "core/coll/selector.h"
 #include "core/env.h"
+#include "core/exec/cpu_engine.h"
 #include "core/logging.h"
 #include "core/mem/registration_cache.h"
 #include "core/process.h"
@@ -43,6 +44,7 @@ struct Resolved {
   int bufsize;
   ShmOptions shm;
   EngineOptions engine;
+  std::shared_ptr<exec::LocalEngine> local;
 };
 
 // A setting from CommOptions when set there, else from its environment variable.
@@ -92,6 +94,13 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   r.engine.timeout_s = r.timeout_s;
   r.engine.eager_limit = static_cast<size_t>(eager);
   r.engine.spin_us = static_cast<int>(std::clamp<int64_t>(spin, 0, 1000000));
+  if (o.local_engine) {
+    r.local = o.local_engine;
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(std::string local, EnvString("TUTTI_LOCAL_ENGINE"));
+    TUTTI_ASSIGN_OR_RETURN(exec::CpuEngine::Mode mode, exec::ParseCpuEngineMode(local));
+    r.local = std::make_shared<exec::CpuEngine>(mode);
+  }
   return r;
 }
 
@@ -425,6 +434,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     });
     engine->StartProgressThread();
     comm->engine_ = std::move(engine);
+    comm->local_ = cfg.local;
     TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,
               comm->local_size_, cfg.transport.c_str());
     return comm;

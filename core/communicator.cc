@@ -230,6 +230,7 @@ Result<std::unique_ptr<Communicator>> Communicator::SplitLocked(int color, int k
   auto sub_store = std::make_shared<PrefixStore>(base + "/c" + std::to_string(color), store_);
   CommOptions o = opts_;
   o.timeout_s = t;
+  o.local_engine = local_;
   TUTTI_ASSIGN_OR_RETURN(auto child, Create(sub_store, new_rank, static_cast<int>(members.size()), o));
   child->keepalive_ = keepalive_;
   return child;

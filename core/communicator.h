@@ -23,6 +23,10 @@
 
 namespace tutti {
 
+namespace exec {
+class LocalEngine;
+}
+
 struct CommOptions {
   double timeout_s = -1;    // < 0: TUTTI_TIMEOUT
   std::string transport;    // "": TUTTI_TRANSPORT (auto, shm, tcp)
@@ -39,6 +43,9 @@ struct CommOptions {
   std::optional<int64_t> eager_limit;         // TUTTI_EAGER_LIMIT
   std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
   std::optional<int64_t> yield_us;            // TUTTI_YIELD_US
+  // Where collectives' local copies and reductions run (core/exec/local_engine.h); null: a CPU
+  // engine as TUTTI_LOCAL_ENGINE says. Sub-communicators made by Split share it.
+  std::shared_ptr<exec::LocalEngine> local_engine;
 };
 
 class BufferPool;
@@ -184,6 +191,7 @@ class Communicator {
   std::shared_ptr<void> keepalive_;  // e.g. the store server hosted by rank 0
   CommOptions opts_;
   std::shared_ptr<P2PEngine> engine_;
+  std::shared_ptr<exec::LocalEngine> local_;
   int split_count_ = 0;
   uint64_t coll_seq_ = 0;
   std::shared_ptr<CollRegistry> colls_;

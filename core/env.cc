@@ -88,6 +88,10 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_YIELD_US", T::kInt, "2000",
        "Microseconds a waiting thread keeps polling while yielding the core to other runnable "
        "threads, before it sleeps (back-off up to 1 ms)."},
+      {"TUTTI_LOCAL_ENGINE", T::kString, "inline",
+       "Where collectives' copies and reductions on host memory run: inline (on the thread that "
+       "progresses the call) or worker (a thread of the communicator, overlapping them with "
+       "messages)."},
   };
   return vars;
 }

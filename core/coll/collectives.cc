@@ -2,7 +2,6 @@
 // algorithm choice, the call's signature, and starting the executor.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <mutex>
 
@@ -102,6 +101,11 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   if (need_in && c.send == nullptr) return InvalidArgument(who + ": null send buffer for " + std::to_string(in_count) + " elements");
   if (need_out && c.recv == nullptr) return InvalidArgument(who + ": null recv buffer for " + std::to_string(out_count) + " elements");
   if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
+  if (c.op == RedOp::kPremulSum && Reduces(c.coll)) {
+    // Checks the scalar (a whole number in range for integer types) before the call is issued;
+    // with no elements ScaleBy touches no memory.
+    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(nullptr, nullptr, 0, c.type, o.premul_scalar).WithContext(who));
+  }
   if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, in_count * elem));
   if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, out_count * elem));
 
@@ -160,28 +164,23 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
       default: native_in_place = input == output; break;
     }
   }
+  CollLocalWork extra;
+  extra.keep = temps;
   if (input != nullptr && !native_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
     TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
-    std::memcpy(temps->input.get(), input, in_count * elem);
+    extra.before.push_back(exec::LocalTask::Copy(temps->input.get(), input, in_count, c.type));
     input = temps->input.get();
   }
   if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
     if (!temps->input) {
       TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
     }
-    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(temps->input.get(), input, in_count, c.type, o.premul_scalar).WithContext(who));
+    extra.before.push_back(exec::LocalTask::Scale(temps->input.get(), input, in_count, c.type, o.premul_scalar));
     input = temps->input.get();
   }
   RedOp local_op = (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
-  std::function<Status()> finalize;
-  if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !is_root)) {
-    DataType type = c.type;
-    uint64_t cnt = out_count;
-    int64_t ranks = size_;
-    finalize = [output, cnt, type, ranks, temps]() { return kernels::DivideBy(output, cnt, type, ranks); };
-  } else {
-    finalize = [temps]() { return OkStatus(); };
-  }
+  if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !is_root))
+    extra.after.push_back(exec::LocalTask::Divide(output, out_count, c.type, size_));
 
   algo::CollArgs args;
   args.coll = c.coll;
@@ -194,8 +193,8 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
   CollBuffers bufs{input, output, in_count, out_count};
   TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(schedule.scratch_count * elem));
-  run = std::make_shared<CollectiveRun>(engine_, std::move(schedule), bufs, std::move(scratch), c.type, local_op,
-                                             sig, seq, what, std::move(finalize));
+  run = std::make_shared<CollectiveRun>(engine_, local_, std::move(schedule), bufs, std::move(scratch), c.type,
+                                        local_op, sig, seq, what, std::move(extra));
   TUTTI_RETURN_IF_ERROR(run->Validate());
   colls_->EndIssue(run);
   run->Advance();

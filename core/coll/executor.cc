@@ -1,16 +1,14 @@
 #include "core/coll/executor.h"
 
-#include <cstring>
-
 #include "core/logging.h"
-#include "kernels/cpu/reduce.h"
 
 namespace tutti {
 
-CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule schedule, CollBuffers bufs,
-                             std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
-                             std::string what, std::function<Status()> finalize)
+CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local,
+                             algo::Schedule schedule, CollBuffers bufs, std::shared_ptr<char> scratch, DataType type,
+                             RedOp op, uint32_t sig, uint64_t seq, std::string what, CollLocalWork extra)
     : engine_(std::move(engine)),
+      local_(std::move(local)),
       schedule_(std::move(schedule)),
       bufs_(bufs),
       scratch_(std::move(scratch)),
@@ -20,9 +18,12 @@ CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule s
       sig_(sig),
       seq_(seq),
       what_(std::move(what)),
-      finalize_(std::move(finalize)),
-      streams_(schedule_.streams.size()) {
-  if (schedule_.streams.empty()) Finish(finalize_ ? finalize_() : OkStatus());
+      extra_(std::move(extra)),
+      streams_(schedule_.streams.size()) {}
+
+CollectiveRun::~CollectiveRun() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DrainLocals();  // tasks still running would write into buffers `extra_.keep` holds
 }
 
 Status CollectiveRun::Validate() const {
@@ -85,71 +86,154 @@ Status CollectiveRun::PostStep(size_t s) {
   return OkStatus();
 }
 
-Status CollectiveRun::RunLocals(const algo::Step& step) {
+Status CollectiveRun::Post(const exec::LocalTask& task, Tickets* t) {
+  Result<uint64_t> ticket = local_->Post(task);
+  if (!ticket.ok()) return ticket.status();
+  if (t->empty()) t->first = *ticket;
+  t->last = *ticket;
+  return OkStatus();
+}
+
+Status CollectiveRun::PostLocals(const algo::Step& step, Tickets* t) {
   for (const auto& l : step.locals) {
-    char* dst = Ptr(l.dst);
     if (l.dst.count == 0) continue;
     if (l.kind == algo::LocalOp::Kind::kCopy) {
       const char* src = Ptr(l.srcs[0]);
-      if (src != dst) std::memcpy(dst, src, l.dst.count * elem_);
+      char* dst = Ptr(l.dst);
+      if (src != dst) TUTTI_RETURN_IF_ERROR(Post(exec::LocalTask::Copy(dst, src, l.dst.count, type_), t));
       continue;
     }
-    const void* srcs[64];
-    if (l.srcs.size() > 64) return InternalError(what_ + ": reduction of more than 64 sources");
-    for (size_t i = 0; i < l.srcs.size(); ++i) srcs[i] = Ptr(l.srcs[i]);
-    TUTTI_RETURN_IF_ERROR(kernels::ReduceN(dst, srcs, static_cast<int>(l.srcs.size()), l.dst.count, type_, op_));
+    if (l.srcs.size() > static_cast<size_t>(exec::LocalTask::kMaxSrcs))
+      return InternalError(what_ + ": reduction of more than " + std::to_string(exec::LocalTask::kMaxSrcs) + " sources");
+    exec::LocalTask task = exec::LocalTask::Reduce(Ptr(l.dst), nullptr, 0, l.dst.count, type_, op_);
+    task.nsrc = static_cast<int>(l.srcs.size());
+    for (size_t i = 0; i < l.srcs.size(); ++i) task.srcs[i] = Ptr(l.srcs[i]);
+    TUTTI_RETURN_IF_ERROR(Post(task, t));
   }
   return OkStatus();
 }
 
+bool CollectiveRun::LocalsDone(const Tickets& t, Status* st) {
+  if (t.empty()) return true;
+  return local_->Test(t.first, t.last, st);
+}
+
+void CollectiveRun::DrainLocals() {
+  auto drain = [&](const Tickets& t) {
+    if (t.empty()) return;
+    // Local work is bounded (no message involved), so this wait ends; the limit is a backstop.
+    Status st = local_->Wait(t.first, t.last, 600);
+    if (st.code() == Code::kTimeout) TUTTI_LOG(Error, Coll, "%s: %s", what_.c_str(), st.message().c_str());
+  };
+  drain(extra_tickets_);
+  for (const StreamState& st : streams_) drain(st.locals);
+}
+
 void CollectiveRun::Finish(Status st) {
   if (done_.load()) return;
+  if (!st.ok()) DrainLocals();
   status_ = std::move(st);
   done_.store(true, std::memory_order_release);
 }
 
-bool CollectiveRun::Advance() {
-  if (done()) return true;
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return done();
-  if (done()) return true;
-  engine_->Poll();
+bool CollectiveRun::AdvanceStreams(Status* err) {
   bool all_done = true;
   for (size_t s = 0; s < streams_.size(); ++s) {
     StreamState& st = streams_[s];
     const auto& steps = schedule_.streams[s].steps;
     while (st.step < steps.size()) {
       if (!st.posted) {
-        Status ps = PostStep(s);
-        if (!ps.ok()) {
-          Finish(ps.WithContext(what_));
-          return true;
+        if (Status ps = PostStep(s); !ps.ok()) {
+          *err = ps;
+          return false;
+        }
+        st.locals_posted = false;
+      }
+      if (!st.locals_posted) {
+        for (const auto& op : st.ops) {
+          if (!op->done.load(std::memory_order_acquire)) goto next_stream;
+          if (!op->status.ok()) {
+            *err = op->status;
+            return false;
+          }
+        }
+        st.locals = {};
+        st.locals_posted = true;
+        if (Status ls = PostLocals(steps[st.step], &st.locals); !ls.ok()) {
+          *err = ls;
+          local_failure_ = true;
+          return false;
         }
       }
-      bool step_done = true;
-      for (const auto& op : st.ops) {
-        if (!op->done.load(std::memory_order_acquire)) {
-          step_done = false;
-          break;
-        }
-        if (!op->status.ok()) {
-          Finish(op->status.WithContext(what_));
-          return true;
+      {
+        Status ls;
+        if (!LocalsDone(st.locals, &ls)) break;
+        if (!ls.ok()) {
+          *err = ls;
+          local_failure_ = true;
+          return false;
         }
       }
-      if (!step_done) break;
-      Status ls = RunLocals(steps[st.step]);
-      if (!ls.ok()) {
-        Finish(ls.WithContext(what_));
-        return true;
-      }
+      st.locals = {};
       ++st.step;
       st.posted = false;
       steps_done_.fetch_add(1, std::memory_order_relaxed);
     }
+  next_stream:
     if (st.step < steps.size()) all_done = false;
   }
-  if (all_done) Finish(finalize_ ? finalize_().WithContext(what_) : OkStatus());
+  return all_done;
+}
+
+bool CollectiveRun::Advance() {
+  if (done()) return true;
+  // A local task that failed leaves the peers waiting for this rank's messages: tell them,
+  // after the run's lock is released (declared first, so it runs last).
+  struct NotifyPeers {
+    CollectiveRun* run;
+    Status why;
+    ~NotifyPeers() {
+      if (!why.ok()) run->engine_->FailAndNotify(why);
+    }
+  } notify{this, OkStatus()};
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return done();
+  if (done()) return true;
+  engine_->Poll();
+  Status st;
+  auto fail = [&](const Status& why, bool local) {
+    Finish(why.WithContext(what_));
+    if (local || local_failure_) notify.why = status_;
+    return true;
+  };
+  switch (phase_) {
+    case Phase::kStart:
+      for (const auto& task : extra_.before)
+        if (Status ps = Post(task, &extra_tickets_); !ps.ok()) return fail(ps, true);
+      phase_ = Phase::kBefore;
+      [[fallthrough]];
+    case Phase::kBefore:
+      if (!LocalsDone(extra_tickets_, &st)) return false;
+      if (!st.ok()) return fail(st, true);
+      extra_tickets_ = {};
+      phase_ = Phase::kStreams;
+      [[fallthrough]];
+    case Phase::kStreams:
+      if (!AdvanceStreams(&st)) {
+        if (!st.ok()) return fail(st, false);
+        return false;
+      }
+      for (const auto& task : extra_.after)
+        if (Status ps = Post(task, &extra_tickets_); !ps.ok()) return fail(ps, true);
+      phase_ = Phase::kAfter;
+      [[fallthrough]];
+    case Phase::kAfter:
+      if (!LocalsDone(extra_tickets_, &st)) return false;
+      if (!st.ok()) return fail(st, true);
+      extra_tickets_ = {};
+      Finish(OkStatus());
+      return true;
+  }
   return done();
 }
 
@@ -169,6 +253,9 @@ std::string CollectiveRun::Progress() const {
     const StreamState& st = streams_[s];
     const auto& steps = schedule_.streams[s].steps;
     if (st.step >= steps.size()) continue;
+    if (st.posted && st.locals_posted)
+      return "stream " + std::to_string(s) + " at step " + std::to_string(st.step + 1) + " of " +
+             std::to_string(steps.size()) + ", local operations running on " + local_->name();
     std::string waiting;
     for (const auto& op : st.ops)
       if (!op->done.load()) waiting += (waiting.empty() ? "" : ", ") + std::string(op->kind == Op::Kind::kSend ? "sending to rank " : "receiving from rank ") + std::to_string(op->peer);
@@ -182,6 +269,8 @@ std::string CollectiveRun::Progress() const {
     return "stream " + std::to_string(s) + " at step " + std::to_string(st.step + 1) + " of " +
            std::to_string(steps.size()) + (waiting.empty() ? "" : ", " + waiting) + foreign;
   }
+  if (phase_ == Phase::kBefore) return "preparing the input on " + local_->name();
+  if (phase_ == Phase::kAfter) return "finishing the output on " + local_->name();
   return "finishing";
 }
 

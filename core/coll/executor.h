@@ -1,20 +1,26 @@
 // The collective executor: runs one rank's Schedule (algorithms/schedule.h) over the
-// point-to-point engine, with the reduction kernels for local operations.
+// point-to-point engine, with its local operations posted to a local execution engine
+// (core/exec/local_engine.h: CPU inline or worker, CUDA stream).
 //
-// A CollectiveRun is a non-blocking state machine: Advance() posts a stream's step, checks its
-// messages and, once they are all done, runs the step's local operations and moves on. Streams
-// advance independently. Every message of a collective carries a negative tag derived from the
+// A CollectiveRun is a non-blocking state machine; no thread blocks on any of its steps.
+// Advance() first posts the call's `before` tasks (a private copy of the input, premul_sum's
+// scaling) and, once they completed, lets the streams go: each posts a step's messages, checks
+// them and, once they are all done, posts the step's local operations and checks their tickets
+// before moving on; after the last step of every stream it posts the `after` tasks (avg's
+// division) and finishes when they complete. Streams advance independently. A run that fails
+// waits for the local tasks it posted (bounded work) before it reports, so the caller may free
+// its buffers as soon as the run is done. Every message of a collective carries a negative tag derived from the
 // collective's sequence number and stream, and the call's signature, so a mismatched call on
 // another rank is reported instead of being silently matched.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "algorithms/schedule.h"
+#include "core/exec/local_engine.h"
 #include "core/p2p/engine.h"
 #include "kernels/dtype.h"
 
@@ -27,13 +33,21 @@ struct CollBuffers {
   uint64_t output_count = 0;
 };
 
+// Local tasks of a call around its schedule, and what keeps their buffers alive.
+struct CollLocalWork {
+  std::vector<exec::LocalTask> before;  // before any message (they prepare the input)
+  std::vector<exec::LocalTask> after;   // after every stream finished (they finish the output)
+  std::shared_ptr<void> keep;           // released when the run is destroyed
+};
+
 class CollectiveRun {
  public:
-  // `op` is what local reductions apply (sum for avg/premul_sum, which `finalize` completes).
+  // `op` is what local reductions apply (sum for avg/premul_sum, which `extra` completes).
   // `scratch` holds at least schedule.scratch_count elements.
-  CollectiveRun(std::shared_ptr<P2PEngine> engine, algo::Schedule schedule, CollBuffers bufs,
-                std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
-                std::string what, std::function<Status()> finalize);
+  CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local, algo::Schedule schedule,
+                CollBuffers bufs, std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
+                std::string what, CollLocalWork extra);
+  ~CollectiveRun();
 
   // Validates every region of the schedule against the buffers (once, before running).
   Status Validate() const;
@@ -53,18 +67,32 @@ class CollectiveRun {
   static constexpr int kMaxStreams = 1024;
 
  private:
+  // Tickets [first, last] of posted local tasks; empty when first > last.
+  struct Tickets {
+    uint64_t first = 1, last = 0;
+    bool empty() const { return first > last; }
+  };
   struct StreamState {
     size_t step = 0;
-    bool posted = false;
+    bool posted = false;         // the step's messages
+    bool locals_posted = false;  // the step's local operations, once its messages are done
+    Tickets locals;
     std::vector<std::shared_ptr<Op>> ops;
   };
+  enum class Phase { kStart, kBefore, kStreams, kAfter };
   char* Ptr(const algo::Region& r) const;
   Status PostStep(size_t s);
-  Status RunLocals(const algo::Step& step);
+  Status Post(const exec::LocalTask& task, Tickets* t);
+  Status PostLocals(const algo::Step& step, Tickets* t);
+  // True when `t` completed (or is empty); a failure goes to *st.
+  bool LocalsDone(const Tickets& t, Status* st);
+  bool AdvanceStreams(Status* st);
   void Finish(Status st);
+  void DrainLocals();
   int Tag(size_t stream) const;
 
   std::shared_ptr<P2PEngine> engine_;
+  std::shared_ptr<exec::LocalEngine> local_;
   algo::Schedule schedule_;
   CollBuffers bufs_;
   std::shared_ptr<char> scratch_;
@@ -74,9 +102,12 @@ class CollectiveRun {
   uint32_t sig_;
   uint64_t seq_;
   std::string what_;
-  std::function<Status()> finalize_;
+  CollLocalWork extra_;
 
   mutable std::mutex mu_;
+  Phase phase_ = Phase::kStart;
+  Tickets extra_tickets_;  // of the `before` or `after` tasks, by phase
+  bool local_failure_ = false;  // the failure came from a local task, not from a message
   std::vector<StreamState> streams_;
   Status status_;
   std::atomic<bool> done_{false};
