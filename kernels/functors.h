@@ -94,6 +94,41 @@ struct Max {
   TUTTI_HD TUTTI_INLINE static T Apply(T a, T b) { return (a < b || b != b) ? b : a; }
 };
 
+// ---- premul_sum and avg, one element ------------------------------------------------------------
+
+// x * f rounded once, f already in the accumulation type: narrow floats form the exact product
+// in double; integers wrap.
+template <class S>
+TUTTI_HD TUTTI_INLINE S ScaleElem(S x, Accum<S> f) {
+  if constexpr (IsNarrowFloat<S>::value) {
+    return S::FromDouble(static_cast<double>(x.ToFloat()) * static_cast<double>(f));
+  } else {
+    return Prod<S>::Apply(x, f);
+  }
+}
+
+// x / n (dn == n as a double): floats through a double quotient rounded once; integers of up to
+// 32 bits through a double quotient truncated, which is exact for them (|x| < 2^53, so the
+// rounding error of x / n is below 1/n, the least distance from a non-integer x / n to an
+// integer) and vectorises on the CPU; 64-bit integers divide.
+template <class S>
+TUTTI_HD TUTTI_INLINE S DivideElem(S x, int64_t n, double dn) {
+  if constexpr (IsNarrowFloat<S>::value) {
+    return S::FromDouble(static_cast<double>(x.ToFloat()) / dn);
+  } else if constexpr (std::is_same_v<S, float>) {
+    return static_cast<float>(static_cast<double>(x) / dn);
+  } else if constexpr (std::is_same_v<S, double>) {
+    return x / dn;
+  } else if constexpr (sizeof(S) < 4 || std::is_same_v<S, int32_t>) {
+    // The quotient fits int32 (|x / n| <= |x|).
+    return static_cast<S>(static_cast<int32_t>(static_cast<double>(x) / dn));
+  } else if constexpr (std::is_same_v<S, uint32_t>) {
+    return static_cast<S>(static_cast<int64_t>(static_cast<double>(x) / dn));
+  } else {
+    return static_cast<S>(x / static_cast<S>(n));
+  }
+}
+
 // ---- DataType -> storage type -----------------------------------------------------------------
 
 template <class S>

@@ -2,8 +2,11 @@
 // that both reject the same calls with the same messages ("ReduceN: srcs[1] is null (count 8)").
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/status.h"
 #include "kernels/dtype.h"
@@ -31,5 +34,16 @@ bool PartiallyOverlap(const void* a, const void* b, size_t bytes);
 // an index) or "dsts".
 Status CheckReduceArgs(const char* fn, const char* dst_name, void* const* dsts, int ndst,
                        const void* const* srcs, int nsrc, size_t count, DataType type, RedOp op);
+
+// The scalar of an integer ScaleBy as S, if it is a whole number in S's range.
+template <class S>
+bool IntegerScalar(double scalar, S* out) {
+  constexpr double kHalf = static_cast<double>(uint64_t{1} << (8 * sizeof(S) - 1));
+  constexpr double kLow = std::is_signed_v<S> ? -kHalf : 0.0;
+  constexpr double kHigh = std::is_signed_v<S> ? kHalf : 2 * kHalf;
+  if (!(scalar >= kLow && scalar < kHigh) || std::trunc(scalar) != scalar) return false;
+  *out = static_cast<S>(scalar);
+  return true;
+}
 
 }  // namespace tutti::kernels

@@ -18,6 +18,8 @@ bundle=.gpu_bundle
 tests=(
   //kernels/cuda:device_test     # device query, copy kernel
   //kernels/cuda:reduce_test     # ReduceN on the device, bit for bit against the CPU kernels
+  //kernels/cuda:scale_test      # premul_sum scaling and avg division, bit for bit against the CPU
+  //core/exec:cuda_engine_test   # local tasks on a stream, tickets through events, vs the CPU engine
   //tests:cuda_memory_test       # memory kinds from the driver; host path refuses device memory
   //core/mem:mem_kind_test       # the probe on host memory where a driver is loaded
   //tests:stream_test            # stream-ordered collectives (host streams)

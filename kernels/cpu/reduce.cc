@@ -103,17 +103,6 @@ Status RunReduce(void* const* dsts, int ndst, const void* const* srcs, int nsrc,
       [] { return InternalError("unreachable"); });
 }
 
-// The scalar of an integer ScaleBy as S, if it is a whole number in S's range.
-template <class S>
-bool IntegerScalar(double scalar, S* out) {
-  constexpr double kHalf = static_cast<double>(uint64_t{1} << (8 * sizeof(S) - 1));
-  constexpr double kLow = std::is_signed_v<S> ? -kHalf : 0.0;
-  constexpr double kHigh = std::is_signed_v<S> ? kHalf : 2 * kHalf;
-  if (!(scalar >= kLow && scalar < kHigh) || std::trunc(scalar) != scalar) return false;
-  *out = static_cast<S>(scalar);
-  return true;
-}
-
 }  // namespace
 
 Status ReduceN(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) {

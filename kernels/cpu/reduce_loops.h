@@ -103,50 +103,21 @@ TUTTI_INLINE void Reduce2IntoRight(S* __restrict d, const S* __restrict a, size_
 
 // ---- ScaleBy / DivideBy ------------------------------------------------------------------------
 
-// d[i] = s[i] * f for any element type (f already in the accumulation type; for narrow floats
-// the exact product is formed in double and rounded once).
+// d[i] = s[i] * f (ScaleElem in kernels/functors.h).
 template <class S>
 TUTTI_INLINE void Scale(S* __restrict d, const S* __restrict s, Accum<S> f, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    if constexpr (IsNarrowFloat<S>::value) {
-      d[i] = S::FromDouble(static_cast<double>(s[i].ToFloat()) * static_cast<double>(f));
-    } else {
-      d[i] = Prod<S>::Apply(s[i], f);
-    }
-  }
+  for (size_t i = 0; i < count; ++i) d[i] = ScaleElem<S>(s[i], f);
 }
 template <class S>
 TUTTI_INLINE void ScaleInPlace(S* __restrict d, Accum<S> f, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    if constexpr (IsNarrowFloat<S>::value) {
-      d[i] = S::FromDouble(static_cast<double>(d[i].ToFloat()) * static_cast<double>(f));
-    } else {
-      d[i] = Prod<S>::Apply(d[i], f);
-    }
-  }
+  for (size_t i = 0; i < count; ++i) d[i] = ScaleElem<S>(d[i], f);
 }
 
-// buf[i] /= n: floats through a double quotient rounded once; integers of up to 32 bits through
-// a double quotient truncated (exact: see DivideBy in reduce.cc); 64-bit integers divide.
+// buf[i] /= n (DivideElem in kernels/functors.h).
 template <class S>
 TUTTI_INLINE void Divide(S* __restrict buf, int64_t n, size_t count) {
   const double dn = static_cast<double>(n);
-  for (size_t i = 0; i < count; ++i) {
-    if constexpr (IsNarrowFloat<S>::value) {
-      buf[i] = S::FromDouble(static_cast<double>(buf[i].ToFloat()) / dn);
-    } else if constexpr (std::is_same_v<S, float>) {
-      buf[i] = static_cast<float>(static_cast<double>(buf[i]) / dn);
-    } else if constexpr (std::is_same_v<S, double>) {
-      buf[i] = buf[i] / dn;
-    } else if constexpr (sizeof(S) < 4 || std::is_same_v<S, int32_t>) {
-      // The quotient fits int32 (|v / n| <= |v|): a conversion SSE2 and AVX2 can vectorise.
-      buf[i] = static_cast<S>(static_cast<int32_t>(static_cast<double>(buf[i]) / dn));
-    } else if constexpr (std::is_same_v<S, uint32_t>) {
-      buf[i] = static_cast<S>(static_cast<int64_t>(static_cast<double>(buf[i]) / dn));
-    } else {
-      buf[i] = static_cast<S>(buf[i] / static_cast<S>(n));
-    }
-  }
+  for (size_t i = 0; i < count; ++i) buf[i] = DivideElem<S>(buf[i], n, dn);
 }
 
 }  // namespace tutti::kernels::cpu_loops
