@@ -12,6 +12,7 @@
 
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
+#include "core/coll/device_path.h"
 #include "core/coll/selector.h"
 #include "core/env.h"
 #include "core/exec/cpu_engine.h"
@@ -420,13 +421,16 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
     comm->colls_ = std::make_shared<CollRegistry>();
     comm->buffers_ = std::make_shared<BufferPool>();
+    comm->devices_ = std::make_shared<DevicePath>(opts.device_runtime);
     comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
     std::weak_ptr<CollRegistry> colls = comm->colls_;
     std::weak_ptr<BufferPool> pool = comm->buffers_;
-    engine->SetBackgroundWork([colls, pool] {
+    std::weak_ptr<DevicePath> devices = comm->devices_;
+    engine->SetBackgroundWork([colls, pool, devices] {
       auto c = colls.lock();
       if (!c || !c->Active()) {
         if (auto b = pool.lock()) b->TrimIdle();
+        if (auto d = devices.lock()) d->TrimIdle();
         return false;
       }
       c->AdvanceAll();

@@ -136,8 +136,9 @@ Status Communicator::CheckHostAccessible(const std::string& who, const char* whi
   MemInfo m = MemoryOf(p, bytes);
   if (m.host_accessible()) return OkStatus();
   return InvalidArgument(who + ": the " + which + " buffer is " + Describe(m) +
-                         " memory; calls on device memory need the CUDA path, not in this build yet "
-                         "(host, pinned host and managed memory work)");
+                         " memory, which the host path cannot touch: collectives on device memory need a "
+                         "program built with CUDA (its device runtime), and point-to-point calls on device "
+                         "memory are not supported yet (host, pinned host and managed memory work)");
 }
 
 Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, double timeout_s) {

@@ -25,7 +25,8 @@ namespace tutti {
 
 namespace exec {
 class LocalEngine;
-}
+class DeviceRuntime;
+}  // namespace exec
 
 struct CommOptions {
   double timeout_s = -1;    // < 0: TUTTI_TIMEOUT
@@ -46,9 +47,13 @@ struct CommOptions {
   // Where collectives' local copies and reductions run (core/exec/local_engine.h); null: a CPU
   // engine as TUTTI_LOCAL_ENGINE says. Sub-communicators made by Split share it.
   std::shared_ptr<exec::LocalEngine> local_engine;
+  // The GPU runtime for collectives on device memory; null: the CUDA runtime where the program
+  // was built with CUDA. Tests substitute one (core/exec/device_runtime.h).
+  std::shared_ptr<exec::DeviceRuntime> device_runtime;
 };
 
 class BufferPool;
+class DevicePath;
 struct CollConfig;
 class CollRegistry;
 class HostStream;
@@ -192,6 +197,7 @@ class Communicator {
   CommOptions opts_;
   std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<exec::LocalEngine> local_;
+  std::shared_ptr<DevicePath> devices_;
   int split_count_ = 0;
   uint64_t coll_seq_ = 0;
   std::shared_ptr<CollRegistry> colls_;

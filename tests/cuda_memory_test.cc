@@ -1,7 +1,8 @@
 // On a GPU machine: what the memory probe says of cudaMalloc / cudaHostAlloc /
-// cudaMallocManaged / malloc memory, that registration keeps it, and that the host path refuses
-// device memory with a clear error while it runs on pinned and managed memory. Without a usable
-// device every test skips with the runtime's reason.
+// cudaMallocManaged / malloc memory, that registration keeps it, that collectives run on device
+// memory (the device path) as on pinned and managed memory, and that point-to-point calls refuse
+// device memory with a clear error. Without a usable device every test skips with the runtime's
+// reason.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -45,7 +46,7 @@ TEST_F(CudaMemory, ProbeKnowsEveryKind) {
   cudaFree(m);
 }
 
-TEST_F(CudaMemory, HostPathRefusesDeviceMemoryAndRunsOnPinnedAndManaged) {
+TEST_F(CudaMemory, CollectivesRunOnEveryKindAndP2PRefusesDeviceMemory) {
   auto comm = Communicator::Create(std::make_shared<InMemoryStore>(), 0, 1);
   ASSERT_TRUE(comm.ok()) << comm.status().ToString();
   Communicator& c = **comm;
@@ -54,7 +55,13 @@ TEST_F(CudaMemory, HostPathRefusesDeviceMemoryAndRunsOnPinnedAndManaged) {
   ASSERT_EQ(cudaMalloc(&d, n * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaHostAlloc(&h, n * sizeof(float), cudaHostAllocDefault), cudaSuccess);
   ASSERT_EQ(cudaMallocManaged(&m, n * sizeof(float)), cudaSuccess);
-  Status st = c.AllReduce(d, d, n, DataType::kFloat32, RedOp::kSum);
+  std::vector<float> ones(n, 1.0f), back(n);
+  ASSERT_EQ(cudaMemcpy(d, ones.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  Status st = c.AllReduce(d, d, n, DataType::kFloat32, RedOp::kAvg);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(cudaMemcpy(back.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back[n - 1], 1.0f);
+  st = c.Send(d, 16, 0, 1, 1.0);
   EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
   EXPECT_NE(st.message().find("cuda device 0"), std::string::npos) << st.ToString();
   auto reg = c.Register(d, n * sizeof(float));

@@ -5,7 +5,7 @@
 #   bash tools/gpu_check.sh --prepare   (build machine) builds the CUDA tests with everything of
 #                                       ours linked in, into .gpu_bundle/ (ignored by git; no
 #                                       links into Bazel's output tree), with every shared library
-#                                       they load (CUDA runtime, libstdc++, glibc and its loader:
+#                                       they load (libstdc++, glibc and its loader:
 #                                       the GPU machine's may be older) beside them
 #   bash tools/gpu_check.sh --run       (GPU machine, repository root) runs every test of the
 #                                       bundle (each bounded to 120 s), logs to $OUT (or
@@ -20,7 +20,8 @@ tests=(
   //kernels/cuda:reduce_test     # ReduceN on the device, bit for bit against the CPU kernels
   //kernels/cuda:scale_test      # premul_sum scaling and avg division, bit for bit against the CPU
   //core/exec:cuda_engine_test   # local tasks on a stream, tickets through events, vs the CPU engine
-  //tests:cuda_memory_test       # memory kinds from the driver; host path refuses device memory
+  //tests:cuda_memory_test       # memory kinds from the driver; P2P refuses device memory
+  //tests:cuda_coll_test         # every collective on device memory, bitwise against the host path
   //core/mem:mem_kind_test       # the probe on host memory where a driver is loaded
   //tests:stream_test            # stream-ordered collectives (host streams)
 )
@@ -37,20 +38,8 @@ prepare() {
     path=${path/://}
     cp -L "$bin/$path" "$bundle/bin/"
   done
-  # The CUDA runtime the tests were linked against (the GPU machine may have only the driver).
-  local cudart
-  for dir in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
-    [[ -n $dir && -d $dir ]] || continue
-    for f in "$dir"/lib64/libcudart.so.* "$dir"/targets/x86_64-linux/lib/libcudart.so.*; do
-      [[ -e $f ]] && cudart=$f
-    done
-    [[ -n ${cudart:-} ]] && break
-  done
-  if [[ -n ${cudart:-} ]]; then
-    local soname
-    soname=$(objdump -p "$cudart" | awk '/SONAME/ {print $2}')
-    cp -L "$cudart" "$bundle/lib/${soname:-$(basename "$cudart")}"
-  fi
+  # The CUDA runtime is linked in statically (@local_cuda//:cudart_static); the driver,
+  # libcuda.so.1, comes from the GPU machine.
   # Every library the binaries load, and the loader, so they run whatever the GPU machine has
   # (the CUDA driver, libcuda.so.1, still comes from that machine).
   for b in "$bundle"/bin/*; do

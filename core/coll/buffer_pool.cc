@@ -6,6 +6,13 @@
 
 namespace tutti {
 
+BufferAllocator BufferAllocator::Host() {
+  BufferAllocator a;
+  a.alloc = [](size_t bytes) { return new (std::nothrow) char[bytes]; };
+  a.free = [](char* p) { delete[] p; };
+  return a;
+}
+
 Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
   if (bytes == 0) return std::shared_ptr<char>();
   char* p = nullptr;
@@ -25,19 +32,19 @@ Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
     }
   }
   if (p == nullptr) {
-    p = new (std::nothrow) char[bytes];
+    p = allocator_.alloc(bytes);
     if (p == nullptr) {
       // Give back what we keep and try once more before reporting.
       {
         std::lock_guard<std::mutex> lock(mu_);
-        for (const Free& f : free_) delete[] f.p;
+        for (const Free& f : free_) allocator_.free(f.p);
         free_.clear();
         kept_bytes_ = 0;
       }
-      p = new (std::nothrow) char[bytes];
+      p = allocator_.alloc(bytes);
       if (p == nullptr)
-        return SystemError("out of memory: could not allocate " + std::to_string(bytes) +
-                           " bytes of collective scratch space");
+        return SystemError("out of memory: could not allocate " + std::to_string(bytes) + " bytes of " +
+                           allocator_.what);
     }
     got = bytes;
   }
@@ -62,7 +69,7 @@ void BufferPool::TrimLocked(Clock::time_point now) {
   for (auto it = free_.begin(); it != free_.end();) {
     if (now - it->since > max_idle_) {
       kept_bytes_ -= it->bytes;
-      delete[] it->p;
+      allocator_.free(it->p);
       it = free_.erase(it);
     } else {
       ++it;
@@ -73,7 +80,7 @@ void BufferPool::TrimLocked(Clock::time_point now) {
     auto smallest = std::min_element(free_.begin(), free_.end(),
                                      [](const Free& a, const Free& b) { return a.bytes < b.bytes; });
     kept_bytes_ -= smallest->bytes;
-    delete[] smallest->p;
+    allocator_.free(smallest->p);
     free_.erase(smallest);
   }
 }
@@ -84,7 +91,7 @@ size_t BufferPool::kept_bytes() const {
 }
 
 BufferPool::~BufferPool() {
-  for (const Free& f : free_) delete[] f.p;
+  for (const Free& f : free_) allocator_.free(f.p);
 }
 
 }  // namespace tutti

@@ -13,7 +13,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -21,10 +23,20 @@
 
 namespace tutti {
 
+// Where a pool's memory comes from: host memory by default; pinned host or device memory for
+// the CUDA path (core/exec/device_runtime.h). `alloc` returns nullptr when it cannot.
+struct BufferAllocator {
+  std::function<char*(size_t)> alloc;
+  std::function<void(char*)> free;
+  std::string what = "collective scratch space";  // for the out-of-memory message
+  static BufferAllocator Host();
+};
+
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   static constexpr std::chrono::milliseconds kMaxIdle{10000};
-  explicit BufferPool(std::chrono::milliseconds max_idle = kMaxIdle) : max_idle_(max_idle) {}
+  explicit BufferPool(std::chrono::milliseconds max_idle = kMaxIdle, BufferAllocator allocator = BufferAllocator::Host())
+      : max_idle_(max_idle), allocator_(std::move(allocator)) {}
   ~BufferPool();
   // A buffer of at least `bytes` (nullptr for 0); kSystemError "out of memory" if it cannot
   // be had.
@@ -50,6 +62,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   void TrimLocked(Clock::time_point now);
 
   const std::chrono::milliseconds max_idle_;
+  const BufferAllocator allocator_;
   mutable std::mutex mu_;
   std::vector<Free> free_;
   size_t kept_bytes_ = 0;

@@ -8,6 +8,7 @@
 #include "algorithms/registry.h"
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
+#include "core/coll/device_path.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
 #include "core/env.h"
@@ -74,6 +75,7 @@ bool Overlap(const void* a, uint64_t abytes, const void* b, uint64_t bbytes) {
 // Keeps buffers a collective needs beyond the user's (copies, scaled inputs) alive.
 struct Temps {
   std::shared_ptr<char> input, output;
+  std::shared_ptr<char> input_mirror, output_mirror, scratch_mirror;  // device path: staging
 };
 
 }  // namespace
@@ -106,8 +108,20 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     // with no elements ScaleBy touches no memory.
     TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(nullptr, nullptr, 0, c.type, o.premul_scalar).WithContext(who));
   }
-  if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, in_count * elem));
-  if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, out_count * elem));
+  // Where the buffers live: host memory (the CPU path) or one device (the device path: local
+  // work on the device's engine, messages staged through page-locked host memory).
+  const int din = need_in ? devices_->DeviceOf(c.send, in_count * elem) : -1;
+  const int dout = need_out ? devices_->DeviceOf(c.recv, out_count * elem) : -1;
+  if (need_in && need_out && din != dout) {
+    auto where = [](int d) { return d < 0 ? std::string("host memory") : "memory of device " + std::to_string(d); };
+    return InvalidArgument(who + ": the send buffer is " + where(din) + " and the receive buffer " + where(dout) +
+                           ": both must be on one device, or both in host memory");
+  }
+  const int device = need_in ? din : dout;
+  if (device < 0) {
+    if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, in_count * elem));
+    if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, out_count * elem));
+  }
 
   // Algorithm and signature.
   TUTTI_ASSIGN_OR_RETURN(std::string algorithm,
@@ -139,8 +153,14 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   // Buffers: in-place and overlapping calls get a private copy of the input; premul_sum scales
   // the input first; rooted collectives give non-roots a scratch output.
   auto temps = std::make_shared<Temps>();
+  std::shared_ptr<exec::LocalEngine> local = local_;
+  if (device >= 0) {
+    auto engine = devices_->Engine(device);
+    if (!engine.ok()) return engine.status().WithContext(who + " #" + std::to_string(seq));
+    local = *engine;
+  }
   auto scratch_of = [&](uint64_t bytes) -> Result<std::shared_ptr<char>> {
-    auto b = buffers_->Get(bytes);
+    auto b = device >= 0 ? devices_->DeviceBuffer(device, bytes) : buffers_->Get(bytes);
     if (!b.ok()) return b.status().WithContext(who + " #" + std::to_string(seq));
     return b;
   };
@@ -193,8 +213,22 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
   CollBuffers bufs{input, output, in_count, out_count};
   TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(schedule.scratch_count * elem));
-  run = std::make_shared<CollectiveRun>(engine_, local_, std::move(schedule), bufs, std::move(scratch), c.type,
-                                        local_op, sig, seq, what, std::move(extra));
+  CollStaging staging;
+  if (device >= 0) {
+    auto mirror = [&](const char* buf, uint64_t count, std::shared_ptr<char>* keep) -> Result<char*> {
+      if (buf == nullptr || count == 0) return nullptr;
+      auto b = devices_->Staging(count * elem);
+      if (!b.ok()) return b.status().WithContext(who + " #" + std::to_string(seq));
+      *keep = std::move(*b);
+      return keep->get();
+    };
+    staging.enabled = true;
+    TUTTI_ASSIGN_OR_RETURN(staging.input, mirror(input, in_count, &temps->input_mirror));
+    TUTTI_ASSIGN_OR_RETURN(staging.output, mirror(output, out_count, &temps->output_mirror));
+    TUTTI_ASSIGN_OR_RETURN(staging.scratch, mirror(scratch.get(), schedule.scratch_count, &temps->scratch_mirror));
+  }
+  run = std::make_shared<CollectiveRun>(engine_, std::move(local), std::move(schedule), bufs, std::move(scratch),
+                                        c.type, local_op, sig, seq, what, std::move(extra), staging);
   TUTTI_RETURN_IF_ERROR(run->Validate());
   colls_->EndIssue(run);
   run->Advance();

@@ -6,7 +6,8 @@ namespace tutti {
 
 CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local,
                              algo::Schedule schedule, CollBuffers bufs, std::shared_ptr<char> scratch, DataType type,
-                             RedOp op, uint32_t sig, uint64_t seq, std::string what, CollLocalWork extra)
+                             RedOp op, uint32_t sig, uint64_t seq, std::string what, CollLocalWork extra,
+                             CollStaging staging)
     : engine_(std::move(engine)),
       local_(std::move(local)),
       schedule_(std::move(schedule)),
@@ -19,6 +20,7 @@ CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<
       seq_(seq),
       what_(std::move(what)),
       extra_(std::move(extra)),
+      staging_(staging),
       streams_(schedule_.streams.size()) {}
 
 CollectiveRun::~CollectiveRun() {
@@ -66,6 +68,27 @@ char* CollectiveRun::Ptr(const algo::Region& r) const {
   return base == nullptr ? nullptr : base + r.offset * elem_;
 }
 
+char* CollectiveRun::MsgPtr(const algo::Region& r) const {
+  if (!staging_.enabled) return Ptr(r);
+  char* base = r.buf == algo::Buf::kInput    ? staging_.input
+               : r.buf == algo::Buf::kOutput ? staging_.output
+                                             : staging_.scratch;
+  return base == nullptr ? nullptr : base + r.offset * elem_;
+}
+
+Status CollectiveRun::PostStaging(const std::vector<algo::Transfer>& transfers, bool to_mirror, Tickets* t) {
+  for (const auto& x : transfers) {
+    if (x.region.count == 0) continue;
+    char* dev = Ptr(x.region);
+    char* mirror = MsgPtr(x.region);
+    if (dev == nullptr || mirror == nullptr) return InternalError(what_ + ": staging of a missing buffer");
+    TUTTI_RETURN_IF_ERROR(Post(to_mirror ? exec::LocalTask::Copy(mirror, dev, x.region.count, type_)
+                                         : exec::LocalTask::Copy(dev, mirror, x.region.count, type_),
+                               t));
+  }
+  return OkStatus();
+}
+
 int CollectiveRun::Tag(size_t stream) const {
   return -1 - static_cast<int>(((seq_ & 0xFFFFF) << 10) + stream);
 }
@@ -75,14 +98,13 @@ Status CollectiveRun::PostStep(size_t s) {
   const algo::Step& step = schedule_.streams[s].steps[st.step];
   st.ops.clear();
   for (const auto& t : step.recvs) {
-    TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(Ptr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_));
+    TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(MsgPtr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_));
     st.ops.push_back(std::move(op));
   }
   for (const auto& t : step.sends) {
-    TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(Ptr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_));
+    TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(MsgPtr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_));
     st.ops.push_back(std::move(op));
   }
-  st.posted = true;
   return OkStatus();
 }
 
@@ -126,7 +148,7 @@ void CollectiveRun::DrainLocals() {
     if (st.code() == Code::kTimeout) TUTTI_LOG(Error, Coll, "%s: %s", what_.c_str(), st.message().c_str());
   };
   drain(extra_tickets_);
-  for (const StreamState& st : streams_) drain(st.locals);
+  for (const StreamState& st : streams_) drain(st.tickets);
 }
 
 void CollectiveRun::Finish(Status st) {
@@ -138,46 +160,55 @@ void CollectiveRun::Finish(Status st) {
 
 bool CollectiveRun::AdvanceStreams(Status* err) {
   bool all_done = true;
+  auto local_failed = [&](const Status& why) {
+    *err = why;
+    local_failure_ = true;
+    return false;
+  };
   for (size_t s = 0; s < streams_.size(); ++s) {
     StreamState& st = streams_[s];
     const auto& steps = schedule_.streams[s].steps;
     while (st.step < steps.size()) {
-      if (!st.posted) {
-        if (Status ps = PostStep(s); !ps.ok()) {
-          *err = ps;
-          return false;
-        }
-        st.locals_posted = false;
-      }
-      if (!st.locals_posted) {
-        for (const auto& op : st.ops) {
-          if (!op->done.load(std::memory_order_acquire)) goto next_stream;
-          if (!op->status.ok()) {
-            *err = op->status;
+      const algo::Step& step = steps[st.step];
+      Status ls;
+      switch (st.phase) {
+        case StepPhase::kStart:
+          st.tickets = {};
+          if (staging_.enabled)
+            if (Status ps = PostStaging(step.sends, /*to_mirror=*/true, &st.tickets); !ps.ok()) return local_failed(ps);
+          st.phase = StepPhase::kStageOut;
+          [[fallthrough]];
+        case StepPhase::kStageOut:
+          if (!LocalsDone(st.tickets, &ls)) goto next_stream;
+          if (!ls.ok()) return local_failed(ls);
+          if (Status ps = PostStep(s); !ps.ok()) {
+            *err = ps;
             return false;
           }
-        }
-        st.locals = {};
-        st.locals_posted = true;
-        if (Status ls = PostLocals(steps[st.step], &st.locals); !ls.ok()) {
-          *err = ls;
-          local_failure_ = true;
-          return false;
-        }
+          st.phase = StepPhase::kMessages;
+          [[fallthrough]];
+        case StepPhase::kMessages:
+          for (const auto& op : st.ops) {
+            if (!op->done.load(std::memory_order_acquire)) goto next_stream;
+            if (!op->status.ok()) {
+              *err = op->status;
+              return false;
+            }
+          }
+          st.tickets = {};
+          if (staging_.enabled)
+            if (Status ps = PostStaging(step.recvs, /*to_mirror=*/false, &st.tickets); !ps.ok()) return local_failed(ps);
+          if (Status ps = PostLocals(step, &st.tickets); !ps.ok()) return local_failed(ps);
+          st.phase = StepPhase::kLocals;
+          [[fallthrough]];
+        case StepPhase::kLocals:
+          if (!LocalsDone(st.tickets, &ls)) goto next_stream;
+          if (!ls.ok()) return local_failed(ls);
+          st.tickets = {};
+          st.phase = StepPhase::kStart;
+          ++st.step;
+          steps_done_.fetch_add(1, std::memory_order_relaxed);
       }
-      {
-        Status ls;
-        if (!LocalsDone(st.locals, &ls)) break;
-        if (!ls.ok()) {
-          *err = ls;
-          local_failure_ = true;
-          return false;
-        }
-      }
-      st.locals = {};
-      ++st.step;
-      st.posted = false;
-      steps_done_.fetch_add(1, std::memory_order_relaxed);
     }
   next_stream:
     if (st.step < steps.size()) all_done = false;
@@ -253,9 +284,10 @@ std::string CollectiveRun::Progress() const {
     const StreamState& st = streams_[s];
     const auto& steps = schedule_.streams[s].steps;
     if (st.step >= steps.size()) continue;
-    if (st.posted && st.locals_posted)
+    if (st.phase == StepPhase::kStageOut || st.phase == StepPhase::kLocals)
       return "stream " + std::to_string(s) + " at step " + std::to_string(st.step + 1) + " of " +
-             std::to_string(steps.size()) + ", local operations running on " + local_->name();
+             std::to_string(steps.size()) + ", local " +
+             (st.phase == StepPhase::kStageOut ? "staging copies" : "operations") + " running on " + local_->name();
     std::string waiting;
     for (const auto& op : st.ops)
       if (!op->done.load()) waiting += (waiting.empty() ? "" : ", ") + std::string(op->kind == Op::Kind::kSend ? "sending to rank " : "receiving from rank ") + std::to_string(op->peer);

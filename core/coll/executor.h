@@ -40,13 +40,24 @@ struct CollLocalWork {
   std::shared_ptr<void> keep;           // released when the run is destroyed
 };
 
+// Page-locked host mirrors of a call's device buffers (CUDA path, staged through the host).
+// When enabled, every message goes through the mirror at the same offset: a copy from the
+// device buffer into the mirror before a send, and from the mirror into the device buffer after
+// a receive, both posted to the local engine; local operations run on the device buffers.
+struct CollStaging {
+  bool enabled = false;
+  char* input = nullptr;
+  char* output = nullptr;
+  char* scratch = nullptr;
+};
+
 class CollectiveRun {
  public:
   // `op` is what local reductions apply (sum for avg/premul_sum, which `extra` completes).
   // `scratch` holds at least schedule.scratch_count elements.
   CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local, algo::Schedule schedule,
                 CollBuffers bufs, std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
-                std::string what, CollLocalWork extra);
+                std::string what, CollLocalWork extra, CollStaging staging = {});
   ~CollectiveRun();
 
   // Validates every region of the schedule against the buffers (once, before running).
@@ -72,15 +83,19 @@ class CollectiveRun {
     uint64_t first = 1, last = 0;
     bool empty() const { return first > last; }
   };
+  // A step: (staging) copies of what it sends into the mirrors; its messages; (staging) copies
+  // of what it received out of the mirrors, and its local operations.
+  enum class StepPhase { kStart, kStageOut, kMessages, kLocals };
   struct StreamState {
     size_t step = 0;
-    bool posted = false;         // the step's messages
-    bool locals_posted = false;  // the step's local operations, once its messages are done
-    Tickets locals;
+    StepPhase phase = StepPhase::kStart;
+    Tickets tickets;  // local tasks of the phase
     std::vector<std::shared_ptr<Op>> ops;
   };
   enum class Phase { kStart, kBefore, kStreams, kAfter };
   char* Ptr(const algo::Region& r) const;
+  char* MsgPtr(const algo::Region& r) const;  // the mirror when staging, else Ptr
+  Status PostStaging(const std::vector<algo::Transfer>& transfers, bool to_mirror, Tickets* t);
   Status PostStep(size_t s);
   Status Post(const exec::LocalTask& task, Tickets* t);
   Status PostLocals(const algo::Step& step, Tickets* t);
@@ -103,6 +118,7 @@ class CollectiveRun {
   uint64_t seq_;
   std::string what_;
   CollLocalWork extra_;
+  CollStaging staging_;
 
   mutable std::mutex mu_;
   Phase phase_ = Phase::kStart;

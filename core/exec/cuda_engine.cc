@@ -25,7 +25,9 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::Create(int device, void* stream)
   bool owns = false;
   if (stream == nullptr) {
     cudaStream_t s;
-    if ((err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess)
+    // A blocking stream: it runs after work queued earlier on the legacy default stream, so a
+    // blocking collective sees what kernels there wrote before the call.
+    if ((err = cudaStreamCreate(&s)) != cudaSuccess)
       return CudaStatus("CUDA engine: cudaStreamCreate", err);
     stream = s;
     owns = true;

@@ -18,7 +18,7 @@ namespace tutti::exec {
 class CudaEngine : public LocalEngine {
  public:
   // Runs on `device`, on `stream` (not owned; it must outlive the engine) or, when null, on a
-  // non-blocking stream of its own. kUnavailable (naming the runtime's reason) without a usable
+  // stream of its own that orders after the legacy default stream (cudaStreamDefault flags). kUnavailable (naming the runtime's reason) without a usable
   // device.
   static Result<std::unique_ptr<CudaEngine>> Create(int device, void* stream = nullptr);
   ~CudaEngine() override;  // waits for everything posted

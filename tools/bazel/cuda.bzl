@@ -57,11 +57,14 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         deps = deps + ["@local_cuda//:cuda_headers"],
         target_compatible_with = compat,
     )
+    # Linked into the program, never into a shared library of its own: the CUDA runtime is
+    # linked statically and must exist once per program (tests link libraries dynamically).
     native.cc_library(
         name = name,
         srcs = [":" + name + "_objs"],
         hdrs = hdrs,
-        deps = deps + ["@local_cuda//:cudart"],
+        linkstatic = True,
+        deps = deps + ["@local_cuda//:cudart_static"],
         target_compatible_with = compat,
         **kwargs
     )

@@ -23,6 +23,7 @@ def _cuda_configure_impl(ctx):
 package(default_visibility = ["//visibility:public"])
 cc_library(name = "cuda_headers")
 cc_library(name = "cudart")
+cc_library(name = "cudart_static")
 """)
         ctx.file("defs.bzl", "CUDA_AVAILABLE = False\nNVCC = \"\"\nCUDA_LIB_DIR = \"\"\n")
         return
@@ -42,6 +43,14 @@ cc_library(
     name = "cudart",
     srcs = ["lib/libcudart.so"],
     linkopts = ["-Wl,-rpath,{libdir}", "-ldl", "-lrt"],
+    deps = [":cuda_headers"],
+)
+# The runtime linked in: programs need only the driver (libcuda.so.1, opened by the runtime at
+# run time), so a binary built here also starts on a machine without a GPU or toolkit.
+cc_library(
+    name = "cudart_static",
+    srcs = ["lib/libcudart_static.a"],
+    linkopts = ["-ldl", "-lrt", "-lpthread"],
     deps = [":cuda_headers"],
 )
 """.format(libdir = libdir))
