@@ -13,6 +13,7 @@
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
+#include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/env.h"
 #include "core/exec/cpu_engine.h"
@@ -422,6 +423,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     comm->colls_ = std::make_shared<CollRegistry>();
     comm->buffers_ = std::make_shared<BufferPool>();
     comm->devices_ = std::make_shared<DevicePath>(opts.device_runtime);
+    comm->plans_ = std::make_shared<PlanCache>();
     comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
     std::weak_ptr<CollRegistry> colls = comm->colls_;
     std::weak_ptr<BufferPool> pool = comm->buffers_;

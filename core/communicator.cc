@@ -9,6 +9,7 @@
 
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
+#include "core/coll/plan_cache.h"
 #include "core/comm_setup.h"
 #include "core/env.h"
 #include "core/launch/launch_env.h"
@@ -194,7 +195,7 @@ Result<std::unique_ptr<Communicator>> Communicator::SplitWithCheck(int color, in
   if (destroyed_) return InvalidUsage(R(rank_) + ": " + what + " on a destroyed communicator");
   TUTTI_RETURN_IF_ERROR(engine_->failure());
   // Splits are matched across ranks by their order, like collectives.
-  if (Status claim = colls_->BeginIssue(rank_, what); !claim.ok()) {
+  if (Status claim = colls_->BeginIssue(rank_, CollLabel::Of(what)); !claim.ok()) {
     engine_->FailAndNotify(claim);
     return claim;
   }
@@ -247,6 +248,7 @@ Communicator::Stats Communicator::stats() const {
   }
   if (colls_) st.collectives_in_flight = colls_->InFlight();
   if (buffers_) st.pooled_bytes = buffers_->kept_bytes();
+  if (plans_) st.cached_plans = plans_->size();
   return st;
 }
 

@@ -54,6 +54,8 @@ struct CommOptions {
 
 class BufferPool;
 class DevicePath;
+class PlanCache;
+struct CollPlan;
 struct CollConfig;
 class CollRegistry;
 class HostStream;
@@ -165,6 +167,7 @@ class Communicator {
     size_t tag_queues = 0;         // per-tag queues of posted / unexpected messages
     size_t collectives_in_flight = 0;
     size_t pooled_bytes = 0;
+    size_t cached_plans = 0;       // distinct collective calls planned (core/coll/plan_cache.h)
   };
   Stats stats() const;
 
@@ -182,6 +185,8 @@ class Communicator {
                                                     const std::string& what);
   struct CollCall;
   Result<Work> StartCollective(const CollCall& call);
+  // Chooses the algorithm and builds the description, signature and schedule of a call.
+  Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels);
   // Queues call(options without the stream) on o.stream (see CollOptions::stream).
   Status OnStream(const CollOptions& o, const std::string& what, std::function<Status(const CollOptions&)> call);
   // Queued stream work that has not run yet will find the communicator gone (waits for a
@@ -198,6 +203,7 @@ class Communicator {
   std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<exec::LocalEngine> local_;
   std::shared_ptr<DevicePath> devices_;
+  std::shared_ptr<PlanCache> plans_;
   int split_count_ = 0;
   uint64_t coll_seq_ = 0;
   std::shared_ptr<CollRegistry> colls_;

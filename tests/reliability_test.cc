@@ -61,6 +61,9 @@ TEST_P(Reliability, CallsLeaveNothingBehind) {
     }
     ASSERT_TRUE(c.Barrier().ok());
     ExpectIdle(c, "after 1800 calls");
+    // Planned once per distinct call: all_reduce, all_gather, reduce_scatter x 2 counts,
+    // broadcast x 3 (count, root) pairs (the large count always has root 0), barrier.
+    EXPECT_EQ(c.stats().cached_plans, 10u);
   }, Opts());
 }
 

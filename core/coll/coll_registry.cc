@@ -17,18 +17,18 @@ void CollRegistry::DropFinishedLocked() {
                 active_.end());
 }
 
-Status CollRegistry::BeginIssue(int rank, const std::string& call) {
+Status CollRegistry::BeginIssue(int rank, const CollLabel& call) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::thread::id me = std::this_thread::get_id();
   std::string other;
   if (issuing_) {
-    other = issuing_call_ + ", which another thread is issuing now";
+    other = issuing_call_.Text() + ", which another thread is issuing now";
   } else if (issuer_ != me) {
     DropFinishedLocked();
     if (!active_.empty()) other = active_.front()->what() + ", which another thread issued and is still in flight";
   }
   if (!other.empty())
-    return InvalidUsage("rank " + std::to_string(rank) + ": " + call + " called while " + other +
+    return InvalidUsage("rank " + std::to_string(rank) + ": " + call.Text() + " called while " + other +
                         ": collectives on one communicator must be issued by one thread at a time, in the same "
                         "order on every rank (use Split for a communicator per thread)");
   issuing_ = true;
@@ -40,7 +40,7 @@ Status CollRegistry::BeginIssue(int rank, const std::string& call) {
 void CollRegistry::EndIssue(std::shared_ptr<CollectiveRun> run) {
   std::lock_guard<std::mutex> lock(mu_);
   issuing_ = false;
-  issuing_call_.clear();
+  issuing_call_ = {};
   if (run && !run->done()) active_.push_back(std::move(run));
 }
 

@@ -19,7 +19,7 @@ class CollRegistry {
   // kInvalidUsage naming both calls when another thread is issuing one now or has one in
   // flight. Every successful BeginIssue is paired with EndIssue (with the run it started, or
   // nullptr). A thread may take over once the previous thread's collectives have completed.
-  Status BeginIssue(int rank, const std::string& call);
+  Status BeginIssue(int rank, const CollLabel& call);
   void EndIssue(std::shared_ptr<CollectiveRun> run);
   // Collectives in flight (not yet finished).
   size_t InFlight();
@@ -34,7 +34,7 @@ class CollRegistry {
   std::mutex mu_;
   std::vector<std::shared_ptr<CollectiveRun>> active_;
   bool issuing_ = false;
-  std::string issuing_call_;
+  CollLabel issuing_call_;
   std::thread::id issuer_;  // the thread that issued the runs in active_
 };
 

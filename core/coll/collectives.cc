@@ -9,6 +9,7 @@
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
+#include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
 #include "core/env.h"
@@ -80,33 +81,61 @@ struct Temps {
 
 }  // namespace
 
+Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels) {
+  const uint64_t n = static_cast<uint64_t>(size_);
+  const size_t elem = DataTypeSize(c.type);
+  auto plan = std::make_shared<CollPlan>();
+  plan->name = algo::CollectiveName(c.coll);
+  TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem),
+                                                                     transport_summary_, c.opts->algorithm));
+  const int64_t chunk_bytes = coll_cfg_->chunk_bytes;
+  plan->desc = plan->algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
+               (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
+               (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
+  // Everything the ranks must agree on; the sequence number is in the messages' tags.
+  plan->sig = Fnv1a(std::string(plan->name) + "(" + plan->desc + ")/" + std::to_string(nchannels) + "/" +
+                    std::to_string(chunk_bytes));
+  algo::CollArgs args;
+  args.coll = c.coll;
+  args.nranks = size_;
+  args.rank = rank_;
+  args.root = Rooted(c.coll) ? c.root : 0;
+  args.count = c.count;
+  args.nchannels = nchannels;
+  args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
+  TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(plan->algorithm, args));
+  plan->schedule = std::make_shared<const algo::Schedule>(std::move(schedule));
+  return std::shared_ptr<const CollPlan>(std::move(plan));
+}
+
 Result<Work> Communicator::StartCollective(const CollCall& c) {
   const CollOptions& o = *c.opts;
-  const std::string name = algo::CollectiveName(c.coll);
-  const std::string who = "rank " + std::to_string(rank_) + ": " + name;
-  if (destroyed_) return InvalidUsage(who + " on a destroyed communicator");
+  const char* name = algo::CollectiveName(c.coll);
+  // Built only for messages: nothing is formatted on the path of a call that succeeds.
+  auto who = [&] { return "rank " + std::to_string(rank_) + ": " + name; };
+  if (destroyed_) return InvalidUsage(who() + " on a destroyed communicator");
   if (o.stream != nullptr)
-    return InvalidArgument(who + ": a stream is taken by the blocking form only (the stream orders it)");
+    return InvalidArgument(who() + ": a stream is taken by the blocking form only (the stream orders it)");
   TUTTI_RETURN_IF_ERROR(engine_->failure());
   const size_t elem = DataTypeSize(c.type);
-  if (elem == 0) return InvalidArgument(who + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
-  if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who + ": unknown reduction op");
+  if (elem == 0) return InvalidArgument(who() + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
+  if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who() + ": unknown reduction op");
   if (Rooted(c.coll) && (c.root < 0 || c.root >= size_))
-    return InvalidArgument(who + ": root " + std::to_string(c.root) + " outside 0.." + std::to_string(size_ - 1));
+    return InvalidArgument(who() + ": root " + std::to_string(c.root) + " outside 0.." + std::to_string(size_ - 1));
   const uint64_t n = static_cast<uint64_t>(size_);
-  if (c.count > (uint64_t{1} << 62) / (n * elem)) return InvalidArgument(who + ": count " + std::to_string(c.count) + " too large");
+  if (c.count > (uint64_t{1} << 62) / (n * elem)) return InvalidArgument(who() + ": count " + std::to_string(c.count) + " too large");
   auto [in_count, out_count] = BufferCounts(c.coll, n, c.count);
   const bool is_root = c.root == rank_;
   // Which buffers this rank must provide.
   bool need_in = in_count > 0 && !(c.coll == Collective::kScatter && !is_root) && !(c.coll == Collective::kBroadcast && !is_root);
   bool need_out = out_count > 0 && !((c.coll == Collective::kReduce || c.coll == Collective::kGather) && !is_root);
-  if (need_in && c.send == nullptr) return InvalidArgument(who + ": null send buffer for " + std::to_string(in_count) + " elements");
-  if (need_out && c.recv == nullptr) return InvalidArgument(who + ": null recv buffer for " + std::to_string(out_count) + " elements");
-  if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
+  if (need_in && c.send == nullptr) return InvalidArgument(who() + ": null send buffer for " + std::to_string(in_count) + " elements");
+  if (need_out && c.recv == nullptr) return InvalidArgument(who() + ": null recv buffer for " + std::to_string(out_count) + " elements");
+  if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who() + ": premul_sum scalar is not finite");
   if (c.op == RedOp::kPremulSum && Reduces(c.coll)) {
     // Checks the scalar (a whole number in range for integer types) before the call is issued;
     // with no elements ScaleBy touches no memory.
-    TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(nullptr, nullptr, 0, c.type, o.premul_scalar).WithContext(who));
+    if (Status st = kernels::ScaleBy(nullptr, nullptr, 0, c.type, o.premul_scalar); !st.ok()) return st.WithContext(who());
   }
   // Where the buffers live: host memory (the CPU path) or one device (the device path: local
   // work on the device's engine, messages staged through page-locked host memory).
@@ -114,27 +143,25 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   const int dout = need_out ? devices_->DeviceOf(c.recv, out_count * elem) : -1;
   if (need_in && need_out && din != dout) {
     auto where = [](int d) { return d < 0 ? std::string("host memory") : "memory of device " + std::to_string(d); };
-    return InvalidArgument(who + ": the send buffer is " + where(din) + " and the receive buffer " + where(dout) +
+    return InvalidArgument(who() + ": the send buffer is " + where(din) + " and the receive buffer " + where(dout) +
                            ": both must be on one device, or both in host memory");
   }
   const int device = need_in ? din : dout;
-  if (device < 0) {
-    if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, in_count * elem));
-    if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, out_count * elem));
+  if (device < 0 && DevicePath::DriverPresent()) {
+    if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "send", c.send, in_count * elem));
+    if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "receive", c.recv, out_count * elem));
   }
 
-  // Algorithm and signature.
-  TUTTI_ASSIGN_OR_RETURN(std::string algorithm,
-                         coll_cfg_->selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem), transport_summary_, o.algorithm));
-  int nchannels = o.nchannels;
-  if (nchannels <= 0) {
-    nchannels = coll_cfg_->nchannels;
+  // The plan: algorithm, description, signature and schedule, once per distinct call.
+  const int nchannels = o.nchannels > 0 ? o.nchannels : coll_cfg_->nchannels;
+  CollPlanKey key{c.coll, c.count, c.type, Reduces(c.coll) ? c.op : RedOp::kSum, Rooted(c.coll) ? c.root : 0, nchannels,
+                  o.algorithm};
+  std::shared_ptr<const CollPlan> plan = plans_->Find(key);
+  if (!plan) {
+    TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels));
+    plans_->Insert(key, plan);
   }
-  const int64_t chunk_bytes = coll_cfg_->chunk_bytes;
-  const std::string desc = algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
-                           (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
-                           (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
-  if (Status claim = colls_->BeginIssue(rank_, name + " (" + desc + ")"); !claim.ok()) {
+  if (Status claim = colls_->BeginIssue(rank_, CollLabel{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)}); !claim.ok()) {
     // The other thread's call may already be paired with the wrong call on other ranks: stop
     // everything rather than risk a silently wrong result.
     engine_->FailAndNotify(claim);
@@ -142,9 +169,6 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   }
   std::shared_ptr<CollectiveRun> run;
   const uint64_t seq = ++coll_seq_;
-  const std::string what = name + " #" + std::to_string(seq) + " (" + desc + ")";
-  // Everything the ranks must agree on; the sequence number is in the messages' tags.
-  const uint32_t sig = Fnv1a(name + "(" + desc + ")/" + std::to_string(nchannels) + "/" + std::to_string(chunk_bytes));
 
   // From here on the call has its sequence number, which the other ranks' calls share: a
   // failure now (out of memory, say) leaves them waiting for our messages, so it fails the
@@ -156,12 +180,12 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   std::shared_ptr<exec::LocalEngine> local = local_;
   if (device >= 0) {
     auto engine = devices_->Engine(device);
-    if (!engine.ok()) return engine.status().WithContext(who + " #" + std::to_string(seq));
+    if (!engine.ok()) return engine.status().WithContext(who() + " #" + std::to_string(seq));
     local = *engine;
   }
   auto scratch_of = [&](uint64_t bytes) -> Result<std::shared_ptr<char>> {
     auto b = device >= 0 ? devices_->DeviceBuffer(device, bytes) : buffers_->Get(bytes);
-    if (!b.ok()) return b.status().WithContext(who + " #" + std::to_string(seq));
+    if (!b.ok()) return b.status().WithContext(who() + " #" + std::to_string(seq));
     return b;
   };
   const char* input = static_cast<const char*>(c.send);
@@ -174,7 +198,7 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   // Schedules verified to run in place (algorithms/registry.h, InPlaceSafe) need no private copy
   // of the input when the buffers are laid out as NCCL's in-place calls are.
   bool native_in_place = false;
-  if (input != nullptr && algo::InPlaceSafe(algorithm, c.coll)) {
+  if (input != nullptr && algo::InPlaceSafe(plan->algorithm, c.coll)) {
     const uint64_t block = static_cast<uint64_t>(rank_) * c.count * elem;
     switch (c.coll) {
       case Collective::kAllGather: native_in_place = input == output + block; break;
@@ -202,33 +226,25 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !is_root))
     extra.after.push_back(exec::LocalTask::Divide(output, out_count, c.type, size_));
 
-  algo::CollArgs args;
-  args.coll = c.coll;
-  args.nranks = size_;
-  args.rank = rank_;
-  args.root = Rooted(c.coll) ? c.root : 0;
-  args.count = c.count;
-  args.nchannels = nchannels;
-  args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
-  TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(algorithm, args));
   CollBuffers bufs{input, output, in_count, out_count};
-  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(schedule.scratch_count * elem));
+  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(plan->schedule->scratch_count * elem));
   CollStaging staging;
   if (device >= 0) {
     auto mirror = [&](const char* buf, uint64_t count, std::shared_ptr<char>* keep) -> Result<char*> {
       if (buf == nullptr || count == 0) return nullptr;
       auto b = devices_->Staging(count * elem);
-      if (!b.ok()) return b.status().WithContext(who + " #" + std::to_string(seq));
+      if (!b.ok()) return b.status().WithContext(who() + " #" + std::to_string(seq));
       *keep = std::move(*b);
       return keep->get();
     };
     staging.enabled = true;
     TUTTI_ASSIGN_OR_RETURN(staging.input, mirror(input, in_count, &temps->input_mirror));
     TUTTI_ASSIGN_OR_RETURN(staging.output, mirror(output, out_count, &temps->output_mirror));
-    TUTTI_ASSIGN_OR_RETURN(staging.scratch, mirror(scratch.get(), schedule.scratch_count, &temps->scratch_mirror));
+    TUTTI_ASSIGN_OR_RETURN(staging.scratch, mirror(scratch.get(), plan->schedule->scratch_count, &temps->scratch_mirror));
   }
-  run = std::make_shared<CollectiveRun>(engine_, std::move(local), std::move(schedule), bufs, std::move(scratch),
-                                        c.type, local_op, sig, seq, what, std::move(extra), staging);
+  run = std::make_shared<CollectiveRun>(engine_, std::move(local), plan->schedule, bufs, std::move(scratch), c.type,
+                                        local_op, plan->sig, seq, CollLabel{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)}, std::move(extra),
+                                        staging);
   TUTTI_RETURN_IF_ERROR(run->Validate());
   colls_->EndIssue(run);
   run->Advance();

@@ -9,6 +9,8 @@ DevicePath::DevicePath(std::shared_ptr<exec::DeviceRuntime> substitute)
       rt_(substitute_ ? substitute_.get() : exec::LinkedDeviceRuntime()),
       probe_(substitute_ != nullptr || (rt_ != nullptr && SystemMemoryProbe().knows_devices())) {}
 
+bool DevicePath::DriverPresent() { return SystemMemoryProbe().knows_devices(); }
+
 int DevicePath::DeviceOf(const void* p, size_t bytes) const {
   if (!probe_ || p == nullptr) return -1;
   return rt_->DeviceOf(p, bytes);

@@ -18,6 +18,9 @@ class DevicePath {
   // `substitute`: a runtime to use instead of the linked one (tests); null for the linked one.
   explicit DevicePath(std::shared_ptr<exec::DeviceRuntime> substitute);
 
+  // Whether a CUDA driver loads here (else every pointer is host memory and nothing needs
+  // checking).
+  static bool DriverPresent();
   // The runtime calls use, or null when this program has none.
   exec::DeviceRuntime* runtime() const { return rt_; }
   // The device [p, p + bytes) lives on, or -1 for host memory (always -1 without a runtime,

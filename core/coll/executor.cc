@@ -5,9 +5,9 @@
 namespace tutti {
 
 CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local,
-                             algo::Schedule schedule, CollBuffers bufs, std::shared_ptr<char> scratch, DataType type,
-                             RedOp op, uint32_t sig, uint64_t seq, std::string what, CollLocalWork extra,
-                             CollStaging staging)
+                             std::shared_ptr<const algo::Schedule> schedule, CollBuffers bufs,
+                             std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
+                             CollLabel label, CollLocalWork extra, CollStaging staging)
     : engine_(std::move(engine)),
       local_(std::move(local)),
       schedule_(std::move(schedule)),
@@ -18,10 +18,15 @@ CollectiveRun::CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<
       elem_(DataTypeSize(type)),
       sig_(sig),
       seq_(seq),
-      what_(std::move(what)),
+      label_(std::move(label)),
       extra_(std::move(extra)),
       staging_(staging),
-      streams_(schedule_.streams.size()) {}
+      streams_(schedule_->streams.size()) {}
+
+std::string CollectiveRun::what() const {
+  return std::string(label_.name != nullptr ? label_.name : "collective") + " #" + std::to_string(seq_) + " (" +
+         (label_.desc ? *label_.desc : "") + ")";
+}
 
 CollectiveRun::~CollectiveRun() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -29,32 +34,32 @@ CollectiveRun::~CollectiveRun() {
 }
 
 Status CollectiveRun::Validate() const {
-  if (schedule_.streams.size() > static_cast<size_t>(kMaxStreams))
-    return InternalError(what_ + ": schedule has " + std::to_string(schedule_.streams.size()) + " streams");
+  if (schedule_->streams.size() > static_cast<size_t>(kMaxStreams))
+    return InternalError(what() + ": schedule has " + std::to_string(schedule_->streams.size()) + " streams");
   auto check = [&](const algo::Region& r, bool writes) -> Status {
     uint64_t size = r.buf == algo::Buf::kInput    ? bufs_.input_count
                     : r.buf == algo::Buf::kOutput ? bufs_.output_count
-                                                  : schedule_.scratch_count;
-    if (writes && r.buf == algo::Buf::kInput) return InternalError(what_ + ": schedule writes the input");
+                                                  : schedule_->scratch_count;
+    if (writes && r.buf == algo::Buf::kInput) return InternalError(what() + ": schedule writes the input");
     if (r.offset > size || r.count > size - r.offset)
-      return InternalError(what_ + ": schedule region [" + std::to_string(r.offset) + ", +" + std::to_string(r.count) +
+      return InternalError(what() + ": schedule region [" + std::to_string(r.offset) + ", +" + std::to_string(r.count) +
                            ") outside a buffer of " + std::to_string(size) + " elements");
     if (r.count > 0 && r.buf == algo::Buf::kInput && bufs_.input == nullptr)
-      return InternalError(what_ + ": schedule reads a missing input");
+      return InternalError(what() + ": schedule reads a missing input");
     if (r.count > 0 && r.buf == algo::Buf::kScratch && scratch_ == nullptr)
-      return InternalError(what_ + ": schedule uses scratch that was not provided");
+      return InternalError(what() + ": schedule uses scratch that was not provided");
     return OkStatus();
   };
-  for (const auto& stream : schedule_.streams)
+  for (const auto& stream : schedule_->streams)
     for (const auto& step : stream.steps) {
       for (const auto& t : step.recvs) TUTTI_RETURN_IF_ERROR(check(t.region, true));
       for (const auto& t : step.sends) TUTTI_RETURN_IF_ERROR(check(t.region, false));
       for (const auto& l : step.locals) {
         TUTTI_RETURN_IF_ERROR(check(l.dst, true));
-        if (l.srcs.empty()) return InternalError(what_ + ": local operation without sources");
+        if (l.srcs.empty()) return InternalError(what() + ": local operation without sources");
         for (const auto& src : l.srcs) {
           TUTTI_RETURN_IF_ERROR(check(src, false));
-          if (src.count != l.dst.count) return InternalError(what_ + ": local operation with uneven counts");
+          if (src.count != l.dst.count) return InternalError(what() + ": local operation with uneven counts");
         }
       }
     }
@@ -81,7 +86,7 @@ Status CollectiveRun::PostStaging(const std::vector<algo::Transfer>& transfers, 
     if (x.region.count == 0) continue;
     char* dev = Ptr(x.region);
     char* mirror = MsgPtr(x.region);
-    if (dev == nullptr || mirror == nullptr) return InternalError(what_ + ": staging of a missing buffer");
+    if (dev == nullptr || mirror == nullptr) return InternalError(what() + ": staging of a missing buffer");
     TUTTI_RETURN_IF_ERROR(Post(to_mirror ? exec::LocalTask::Copy(mirror, dev, x.region.count, type_)
                                          : exec::LocalTask::Copy(dev, mirror, x.region.count, type_),
                                t));
@@ -95,7 +100,7 @@ int CollectiveRun::Tag(size_t stream) const {
 
 Status CollectiveRun::PostStep(size_t s) {
   StreamState& st = streams_[s];
-  const algo::Step& step = schedule_.streams[s].steps[st.step];
+  const algo::Step& step = schedule_->streams[s].steps[st.step];
   st.ops.clear();
   for (const auto& t : step.recvs) {
     TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(MsgPtr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_));
@@ -126,7 +131,7 @@ Status CollectiveRun::PostLocals(const algo::Step& step, Tickets* t) {
       continue;
     }
     if (l.srcs.size() > static_cast<size_t>(exec::LocalTask::kMaxSrcs))
-      return InternalError(what_ + ": reduction of more than " + std::to_string(exec::LocalTask::kMaxSrcs) + " sources");
+      return InternalError(what() + ": reduction of more than " + std::to_string(exec::LocalTask::kMaxSrcs) + " sources");
     exec::LocalTask task = exec::LocalTask::Reduce(Ptr(l.dst), nullptr, 0, l.dst.count, type_, op_);
     task.nsrc = static_cast<int>(l.srcs.size());
     for (size_t i = 0; i < l.srcs.size(); ++i) task.srcs[i] = Ptr(l.srcs[i]);
@@ -145,7 +150,7 @@ void CollectiveRun::DrainLocals() {
     if (t.empty()) return;
     // Local work is bounded (no message involved), so this wait ends; the limit is a backstop.
     Status st = local_->Wait(t.first, t.last, 600);
-    if (st.code() == Code::kTimeout) TUTTI_LOG(Error, Coll, "%s: %s", what_.c_str(), st.message().c_str());
+    if (st.code() == Code::kTimeout) TUTTI_LOG(Error, Coll, "%s: %s", what().c_str(), st.message().c_str());
   };
   drain(extra_tickets_);
   for (const StreamState& st : streams_) drain(st.tickets);
@@ -167,7 +172,7 @@ bool CollectiveRun::AdvanceStreams(Status* err) {
   };
   for (size_t s = 0; s < streams_.size(); ++s) {
     StreamState& st = streams_[s];
-    const auto& steps = schedule_.streams[s].steps;
+    const auto& steps = schedule_->streams[s].steps;
     while (st.step < steps.size()) {
       const algo::Step& step = steps[st.step];
       Status ls;
@@ -233,7 +238,7 @@ bool CollectiveRun::Advance() {
   engine_->Poll();
   Status st;
   auto fail = [&](const Status& why, bool local) {
-    Finish(why.WithContext(what_));
+    Finish(why.WithContext(what()));
     if (local || local_failure_) notify.why = status_;
     return true;
   };
@@ -269,7 +274,7 @@ bool CollectiveRun::Advance() {
 }
 
 Status CollectiveRun::status() const {
-  if (!done()) return InvalidUsage(what_ + ": not complete");
+  if (!done()) return InvalidUsage(what() + ": not complete");
   return status_;
 }
 
@@ -282,7 +287,7 @@ std::string CollectiveRun::Progress() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t s = 0; s < streams_.size(); ++s) {
     const StreamState& st = streams_[s];
-    const auto& steps = schedule_.streams[s].steps;
+    const auto& steps = schedule_->streams[s].steps;
     if (st.step >= steps.size()) continue;
     if (st.phase == StepPhase::kStageOut || st.phase == StepPhase::kLocals)
       return "stream " + std::to_string(s) + " at step " + std::to_string(st.step + 1) + " of " +

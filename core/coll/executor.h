@@ -33,6 +33,18 @@ struct CollBuffers {
   uint64_t output_count = 0;
 };
 
+// Names a call in messages, "all_reduce (ring, count 2, float32, sum)"; formatted only when a
+// message needs it.
+struct CollLabel {
+  const char* name = nullptr;  // null: desc is the whole text
+  std::shared_ptr<const std::string> desc;
+  static CollLabel Of(std::string text) { return {nullptr, std::make_shared<const std::string>(std::move(text))}; }
+  std::string Text() const {
+    const std::string d = desc ? *desc : std::string();
+    return name == nullptr ? d : std::string(name) + " (" + d + ")";
+  }
+};
+
 // Local tasks of a call around its schedule, and what keeps their buffers alive.
 struct CollLocalWork {
   std::vector<exec::LocalTask> before;  // before any message (they prepare the input)
@@ -55,9 +67,10 @@ class CollectiveRun {
  public:
   // `op` is what local reductions apply (sum for avg/premul_sum, which `extra` completes).
   // `scratch` holds at least schedule.scratch_count elements.
-  CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local, algo::Schedule schedule,
-                CollBuffers bufs, std::shared_ptr<char> scratch, DataType type, RedOp op, uint32_t sig, uint64_t seq,
-                std::string what, CollLocalWork extra, CollStaging staging = {});
+  CollectiveRun(std::shared_ptr<P2PEngine> engine, std::shared_ptr<exec::LocalEngine> local,
+                std::shared_ptr<const algo::Schedule> schedule, CollBuffers bufs, std::shared_ptr<char> scratch,
+                DataType type, RedOp op, uint32_t sig, uint64_t seq, CollLabel label, CollLocalWork extra,
+                CollStaging staging = {});
   ~CollectiveRun();
 
   // Validates every region of the schedule against the buffers (once, before running).
@@ -70,9 +83,9 @@ class CollectiveRun {
   Status status() const;
   // Stops the run with `why` (e.g. a timeout) unless it already finished.
   void Fail(const Status& why);
-  // "all_reduce #3 (...): stream 0 at step 2 of 6, waiting for rank 1" — for timeouts.
+  // "stream 0 at step 2 of 6, receiving from rank 1" — for timeouts.
   std::string Progress() const;
-  const std::string& what() const { return what_; }
+  std::string what() const;
   const std::shared_ptr<P2PEngine>& engine() const { return engine_; }
 
   static constexpr int kMaxStreams = 1024;
@@ -108,7 +121,7 @@ class CollectiveRun {
 
   std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<exec::LocalEngine> local_;
-  algo::Schedule schedule_;
+  std::shared_ptr<const algo::Schedule> schedule_;
   CollBuffers bufs_;
   std::shared_ptr<char> scratch_;
   DataType type_;
@@ -116,7 +129,7 @@ class CollectiveRun {
   size_t elem_;
   uint32_t sig_;
   uint64_t seq_;
-  std::string what_;
+  CollLabel label_;
   CollLocalWork extra_;
   CollStaging staging_;
 
