@@ -20,9 +20,11 @@
 #include "core/logging.h"
 #include "core/mem/registration_cache.h"
 #include "core/process.h"
-#include "transport/shm/shm_connection.h"
-#include "transport/tcp/tcp_bootstrap.h"
-#include "transport/tcp/tcp_connection.h"
+#include "transport/setup.h"
+#include "transport/shm/doorbell.h"
+#include "transport/shm/shm_setup.h"
+#include "transport/tcp/socket_util.h"
+#include "transport/tcp/tcp_setup.h"
 
 namespace tutti {
 
@@ -107,19 +109,6 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
 }
 
 std::string Key(const char* what, int a) { return std::string(what) + "/" + std::to_string(a); }
-std::string Key(const char* what, int a, int b) {
-  return std::string(what) + "/" + std::to_string(a) + "-" + std::to_string(b);
-}
-}  // namespace
-
-namespace {
-// Maps the peer's doorbell into `conn`, which rings it after every frame it writes.
-Status AttachDoorbell(ShmConnection& conn, const PeerCard& card) {
-  if (card.doorbell.empty()) return OkStatus();  // the peer sleeps without one
-  TUTTI_ASSIGN_OR_RETURN(auto bell, Doorbell::Open(card.doorbell));
-  conn.SetPeerDoorbell(std::move(bell));
-  return OkStatus();
-}
 }  // namespace
 
 namespace {
@@ -242,6 +231,30 @@ class InitWaits {
   std::string ctx_;
   std::map<int, pid_t> local_pids_;  // rank -> pid on this machine, -1 elsewhere
 };
+
+// The transports' rendezvous: blobs under "setup/<key>" in the communicator's store, read with
+// the init's waits (bounded, watching "init_error" and the writer's liveness).
+class StoreExchange : public SetupExchange {
+ public:
+  StoreExchange(Store& store, InitWaits& waits, int rank, int size)
+      : store_(store), waits_(waits), rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status Put(const std::string& key, const std::string& blob) override { return store_.Set("setup/" + key, blob); }
+  Result<std::string> Get(int from, const std::string& key, const std::string& what) override {
+    return waits_.Get("setup/" + key, what, from);
+  }
+  Clock::time_point deadline() const override { return waits_.deadline(); }
+  Result<uint64_t> CommId() override {
+    TUTTI_ASSIGN_OR_RETURN(std::string id, waits_.Get("comm_id", "communicator id", 0));
+    return static_cast<uint64_t>(std::strtoull(id.c_str(), nullptr, 10));
+  }
+
+ private:
+  Store& store_;
+  InitWaits& waits_;
+  const int rank_, size_;
+};
 }  // namespace
 
 Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> store, int rank, int size,
@@ -304,11 +317,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
                                        " ranks, " + R(r) + " (pid " + std::to_string(cards[r].pid) + ") with " +
                                        std::to_string(cards[r].world_size)));
     }
-    // 2. Transports and local ranks.
-    auto use_shm = [&](int peer) {
-      if (cfg.transport == "tcp") return false;
-      return cfg.transport == "shm" || cards[peer].host_id == cfg.host_id;
-    };
+    // 2. Local ranks, and the transport of each pair.
     auto comm = std::unique_ptr<Communicator>(new Communicator());
     comm->registrations_ = std::make_shared<RegistrationCache>();
     comm->rank_ = rank;
@@ -322,13 +331,35 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       if (r < rank) ++comm->local_rank_;
       ++comm->local_size_;
     }
-    std::set<int> tcp_lower, tcp_higher;
+    std::vector<PeerInfo> infos(size);
+    for (int r = 0; r < size; ++r) infos[r] = {cards[r].host_id, cards[r].pid, cards[r].doorbell};
+    // In order of preference; TUTTI_TRANSPORT leaves one.
+    std::vector<std::unique_ptr<TransportSetup>> transports;
+    if (cfg.transport != "tcp") transports.push_back(std::make_unique<ShmSetup>(cfg.shm));
+    if (cfg.transport != "shm") {
+      TcpSetupOptions t;
+      t.secret = cfg.secret;
+      t.nsocks = cfg.nsocks;
+      t.bufsize = cfg.bufsize;
+      t.user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
+      t.ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
+      transports.push_back(std::make_unique<TcpSetup>(std::move(t)));
+    }
+    std::vector<std::set<int>> peers_of(transports.size());
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
-      if (cfg.transport == "shm" && cards[r].host_id != cfg.host_id)
-        return InvalidArgument(ctx("TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"));
-      if (!use_shm(r)) (r < rank ? tcp_lower : tcp_higher).insert(r);
+      size_t t = 0;
+      while (t < transports.size() && !transports[t]->CanConnect(infos[rank], infos[r])) ++t;
+      if (t == transports.size())
+        return InvalidArgument(ctx("no transport connects it to " + R(r) + " (on host " + cards[r].host_id + ")" +
+                                   (cfg.transport == "shm" ? ": TUTTI_TRANSPORT=shm but " + R(r) + " is on another host"
+                                                           : "")));
+      peers_of[t].insert(r);
     }
+    bool any_tcp = false;
+    for (size_t t = 0; t < transports.size(); ++t)
+      any_tcp |= std::string(transports[t]->name()) == "tcp" && !peers_of[t].empty();
+    comm->transport_summary_ = any_tcp ? "tcp" : "shm";
     // More ranks on this host than cores we may run on: a waiting rank must give its core away
     // rather than spin or yield (a yield does not reliably hand the core to the rank it waits for).
     cpu_set_t cpus;
@@ -342,65 +373,13 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     }
     auto engine = std::make_shared<P2PEngine>(cfg.engine);
 
-    // 3. Shared memory: create where we are the lower rank, attach where higher, then unlink.
-    std::vector<std::unique_ptr<ShmConnection>> created(size);
-    for (int r = rank + 1; r < size; ++r) {
-      if (!use_shm(r)) continue;
-      TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Create(ShmConnection::SegmentBytes(cfg.shm)));
-      std::string name = seg->name();
-      TUTTI_ASSIGN_OR_RETURN(created[r], ShmConnection::Make(r, cards[r].pid, std::move(seg), true, true, cfg.shm));
-      TUTTI_RETURN_IF_ERROR(AttachDoorbell(*created[r], cards[r]).WithContext(ctx("doorbell of " + R(r))));
-      TUTTI_RETURN_IF_ERROR(store->Set(Key("shm", rank, r), name));
-    }
-    for (int r = 0; r < rank; ++r) {
-      if (!use_shm(r)) continue;
-      auto name = waits.Get(Key("shm", r, rank), "shared memory from " + R(r), r);
-      if (!name.ok()) return name.status();
-      auto seg = ShmSegment::Open(*name, ShmConnection::SegmentBytes(cfg.shm));
-      if (!seg.ok()) return seg.status().WithContext(ctx("shared memory from " + R(r)));
-      TUTTI_ASSIGN_OR_RETURN(auto conn, ShmConnection::Make(r, cards[r].pid, std::move(*seg), false, false, cfg.shm));
-      TUTTI_RETURN_IF_ERROR(AttachDoorbell(*conn, cards[r]).WithContext(ctx("doorbell of " + R(r))));
-      engine->SetConnection(r, std::move(conn));
-      TUTTI_RETURN_IF_ERROR(store->Set(Key("shmok", r, rank), "1"));
-    }
-    for (int r = rank + 1; r < size; ++r) {
-      if (!created[r]) continue;
-      TUTTI_RETURN_IF_ERROR(waits.Wait(Key("shmok", rank, r), R(r) + " did not attach to shared memory", r));
-      created[r]->UnlinkName();
-      engine->SetConnection(r, std::move(created[r]));
-    }
-
-    // 4. TCP.
-    if (!tcp_lower.empty() || !tcp_higher.empty()) {
-      std::string ifname = EnvRaw("TUTTI_SOCKET_IFNAME").value_or("");
-      TUTTI_ASSIGN_OR_RETURN(auto listener, TcpListener::Open(ifname));
-      TUTTI_RETURN_IF_ERROR(store->Set(Key("tcp", rank), listener->address() + " " + listener->local_address()));
-      auto id = waits.Get("comm_id", "communicator id");
-      if (!id.ok()) return id.status();
-      uint64_t comm_id = std::strtoull(id->c_str(), nullptr, 10);
-      TcpHandshake hs{comm_id, rank, cfg.secret, cfg.nsocks};
-      TcpOptions topts;
-      int user_timeout_ms = static_cast<int>(std::min(cfg.timeout_s * 1000, 2e9));
-      for (int r : tcp_lower) {
-        auto addrs = waits.Get(Key("tcp", r), "TCP address of " + R(r), r);
-        if (!addrs.ok()) return addrs.status();
-        size_t sp = addrs->find(' ');
-        std::string addr = cards[r].host_id == cfg.host_id && sp != std::string::npos ? addrs->substr(sp + 1)
-                                                                                      : addrs->substr(0, sp);
-        TUTTI_ASSIGN_OR_RETURN(auto fds, ConnectToPeer(addr, r, hs, waits.deadline()));
-        for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
-        TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
-        engine->SetConnection(r, std::move(conn));
-      }
-      if (!tcp_higher.empty()) {
-        auto got = listener->Accept(hs, tcp_higher, waits.deadline());
-        if (!got.ok()) return got.status().WithContext(ctx("TCP connections"));
-        for (auto& [r, fds] : *got) {
-          for (int fd : fds) TuneSocket(fd, user_timeout_ms, cfg.bufsize);
-          TUTTI_ASSIGN_OR_RETURN(auto conn, TcpConnection::Make(r, fds, topts));
-          engine->SetConnection(r, std::move(conn));
-        }
-      }
+    // 3. Each transport connects its peers (setup blobs through the store).
+    StoreExchange ex(*store, waits, rank, size);
+    for (size_t t = 0; t < transports.size(); ++t) {
+      if (peers_of[t].empty()) continue;
+      auto conns = transports[t]->Connect(infos, peers_of[t], ex);
+      if (!conns.ok()) return conns.status().WithContext(ctx(transports[t]->name()));
+      for (auto& [r, conn] : *conns) engine->SetConnection(r, std::move(conn));
     }
 
     // 5. Everyone is connected before anyone leaves the store.
@@ -419,7 +398,6 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       bell->Unlink();  // every peer has mapped it by now
       engine->SetWakeSource(bell);
     }
-    comm->transport_summary_ = tcp_lower.empty() && tcp_higher.empty() ? "shm" : "tcp";
     comm->colls_ = std::make_shared<CollRegistry>();
     comm->buffers_ = std::make_shared<BufferPool>();
     comm->devices_ = std::make_shared<DevicePath>(opts.device_runtime);

@@ -5,11 +5,11 @@
 //    taken twice, world sizes that differ) publishes it as "init_error"; every wait of the init
 //    polls that key, so all ranks fail within a fraction of a second naming the problem.
 // 1. Every rank publishes a card: world size, host identity and pid.
-// 2. Each pair picks a transport (shm on one host, else tcp; TUTTI_TRANSPORT forces one).
-// 3. shm: the lower rank creates the pair's segment and publishes its name; the higher rank
-//    maps it and confirms; the creator then unlinks the name.
-// 4. tcp: ranks that need TCP listen and publish an address; the higher rank of each pair
-//    connects (TUTTI_SOCKET_NSOCKS sockets) and the lower accepts, checking the job secret.
+// 2. Each pair gets the first transport, in order of preference (shm, tcp; TUTTI_TRANSPORT
+//    leaves one), that can connect it judging by the two cards (transport/setup.h).
+// 3. Each transport connects its peers, exchanging setup blobs through the store
+//    (transport/shm/shm_setup.h: segment names; transport/tcp/tcp_setup.h: addresses, hellos
+//    with the job secret).
 // 5. All ranks wait for each other before returning, and rank 0 until all have left the store.
 #pragma once
 

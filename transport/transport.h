@@ -7,7 +7,8 @@
 //
 // One-sided access is optional: a transport that can read a peer's memory (process_vm_readv
 // today; CUDA IPC and RDMA reads later) exposes a buffer as a descriptor on one side and reads
-// it on the other. Transports never include each other; core/ picks one per peer pair.
+// it on the other. Transports never include each other; core/ picks one per peer pair and each
+// transport connects its pairs through transport/setup.h.
 #pragma once
 
 #include <cstddef>
