@@ -3,7 +3,7 @@
 #pragma once
 
 #include "algorithms/schedule.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::algo {
 

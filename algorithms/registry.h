@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::algo {
 

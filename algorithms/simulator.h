@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::algo {
 

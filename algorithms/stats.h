@@ -6,7 +6,7 @@
 #include <string>
 
 #include "algorithms/schedule.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::algo {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/reduce.h"
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti {
 namespace {

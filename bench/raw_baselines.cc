@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 namespace tutti::bench {
 

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::bench {
 

@@ -23,7 +23,7 @@
 #include "bench/proc_stats.h"
 #include "core/communicator.h"
 #include "core/launch/spawn.h"
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 #include "kernels/narrow_float.h"
 
 namespace tutti::bench {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 #include "core/mem/mem_kind.h"
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
-#include "core/status.h"
+#include "core/base/status.h"
 #include "core/store/store.h"
 #include "core/work.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/p2p/engine.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti {
 

@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 #include "kernels/host_device.h"
 #include "kernels/narrow_float.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <type_traits>
 
-#include "core/status.h"
-#include "kernels/dtype.h"
+#include "core/base/status.h"
+#include "core/base/dtype.h"
 
 namespace tutti::kernels {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/communicator.h"
-#include "core/process.h"
+#include "core/base/process.h"
 #include "core/store/tcp_store.h"
 #include "tests/harness/proc_ranks.h"
 

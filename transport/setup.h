@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "transport/transport.h"
 
 namespace tutti {

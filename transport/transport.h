@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "transport/frame.h"
 
 namespace tutti {

@@ -27,7 +27,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "core/env.h"
+#include "core/base/env.h"
 #include "core/launch/launch_env.h"
 #include "core/store/store_bind.h"
 #include "core/store/prefix_store.h"

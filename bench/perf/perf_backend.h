@@ -14,8 +14,8 @@
 #include <string>
 
 #include "bench/perf/perf_coll.h"
-#include "core/status.h"
-#include "kernels/dtype.h"
+#include "core/base/status.h"
+#include "core/base/dtype.h"
 
 namespace tutti::perf {
 

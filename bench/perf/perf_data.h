@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "bench/perf/perf_coll.h"
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti::perf {
 

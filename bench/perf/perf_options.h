@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "bench/perf/perf_coll.h"
-#include "core/status.h"
-#include "kernels/dtype.h"
+#include "core/base/status.h"
+#include "core/base/dtype.h"
 
 namespace tutti::perf {
 

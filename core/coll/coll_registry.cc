@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 
 namespace tutti {
 

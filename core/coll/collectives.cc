@@ -12,7 +12,7 @@
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
-#include "core/env.h"
+#include "core/base/env.h"
 #include "core/stream/host_stream.h"
 #include "kernels/cpu/reduce.h"
 

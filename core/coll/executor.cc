@@ -1,6 +1,6 @@
 #include "core/coll/executor.h"
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

@@ -22,7 +22,7 @@
 #include "algorithms/schedule.h"
 #include "core/exec/local_engine.h"
 #include "core/p2p/engine.h"
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti {
 

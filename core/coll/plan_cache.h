@@ -14,7 +14,7 @@
 #include <unordered_map>
 
 #include "algorithms/schedule.h"
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti {
 

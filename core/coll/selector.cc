@@ -9,8 +9,8 @@
 #include <set>
 
 #include "algorithms/registry.h"
-#include "core/env.h"
-#include "core/logging.h"
+#include "core/base/env.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

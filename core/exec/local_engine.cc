@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 
 namespace tutti::exec {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "core/exec/local_task.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::exec {
 

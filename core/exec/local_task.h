@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti::exec {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

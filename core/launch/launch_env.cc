@@ -4,8 +4,8 @@
 #include <optional>
 #include <utility>
 
-#include "core/env.h"
-#include "core/logging.h"
+#include "core/base/env.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

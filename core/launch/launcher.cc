@@ -19,7 +19,7 @@
 
 #include "core/launch/child_procs.h"
 #include "core/launch/line_relay.h"
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

@@ -1,7 +1,7 @@
 // tuttirun's command line: ParseLauncherArgs, LauncherUsage, ResolveLauncherDefaults.
 #include <cstdint>
 
-#include "core/env.h"
+#include "core/base/env.h"
 #include "core/launch/launcher.h"
 #include "core/launch/spawn.h"
 

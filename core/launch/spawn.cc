@@ -14,7 +14,7 @@
 #include <iostream>
 
 #include "core/launch/child_procs.h"
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti {
 

@@ -22,7 +22,7 @@
 #include <utility>
 
 #include "core/mem/mem_kind.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti {
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/deadline.h"
-#include "core/logging.h"
+#include "core/base/deadline.h"
+#include "core/base/logging.h"
 #include "core/p2p/engine.h"
 #include "core/p2p/waiter.h"
 

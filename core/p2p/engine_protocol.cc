@@ -3,7 +3,7 @@
 // against what this side expects before any byte is placed.
 #include <cstring>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "core/p2p/engine.h"
 
 namespace tutti {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/env.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/env.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 

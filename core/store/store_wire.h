@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "core/store/store.h"
 
 namespace tutti::store_wire {

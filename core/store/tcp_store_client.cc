@@ -6,9 +6,9 @@
 #include <chrono>
 #include <thread>
 
-#include "core/env.h"
-#include "core/logging.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/env.h"
+#include "core/base/logging.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "core/store/store.h"
 #include "core/store/store_wire.h"
 

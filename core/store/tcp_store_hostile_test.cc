@@ -13,7 +13,7 @@
 
 #include "core/store/store_wire.h"
 #include "core/store/tcp_store.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 namespace {

@@ -13,10 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "core/store/store_server_state.h"
 #include "core/store/store_wire.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti {
 

@@ -14,7 +14,7 @@
 
 #include "core/store/prefix_store.h"
 #include "core/store/store_conformance.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 namespace {

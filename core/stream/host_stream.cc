@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 
 namespace tutti {
 

@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/status.h"
-#include "kernels/dtype.h"
+#include "core/base/status.h"
+#include "core/base/dtype.h"
 
 namespace tutti::kernels {
 

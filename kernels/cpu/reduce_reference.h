@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 #include "kernels/float_reference.h"
 
 namespace tutti::kernels::testing {

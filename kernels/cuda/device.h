@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tutti::cuda {
 

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "core/status.h"
-#include "kernels/dtype.h"
+#include "core/base/status.h"
+#include "core/base/dtype.h"
 
 namespace tutti::cuda {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 namespace tutti::testing {
 

@@ -1,4 +1,4 @@
-// Fuzz target: environment values (core/env.h ParseInt, ParseBool, ParseSeconds and the typed
+// Fuzz target: environment values (core/base/env.h ParseInt, ParseBool, ParseSeconds and the typed
 // readers EnvInt, EnvBool, EnvSeconds). Input: one text, given to every parser and, through
 // setenv, to a variable of each type. Checked: an integer prints back to itself when written
 // plainly; a boolean is one of the eight documented words; a duration is a number >= 0 (never
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/env.h"
+#include "core/base/env.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace tutti {

@@ -1,4 +1,4 @@
-// Fuzz target: "host:port" addresses read from the store (transport/tcp/socket_util.h
+// Fuzz target: "host:port" addresses read from the store (core/base/socket_util.h
 // SplitHostPort, JoinHostPort; IPv6 hosts in brackets). Checked: an address that splits has a
 // port in 1..65535 and the host before the last colon (brackets removed), and joining the parts
 // splits back to them; host and port built from the input join and split back unchanged;
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_util.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tutti;  // NOLINT: a fuzz entry point

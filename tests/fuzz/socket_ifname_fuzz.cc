@@ -1,4 +1,4 @@
-// Fuzz target: TUTTI_SOCKET_IFNAME matching (transport/tcp/socket_util.h SelectInterfaces, the
+// Fuzz target: TUTTI_SOCKET_IFNAME matching (core/base/socket_util.h SelectInterfaces, the
 // NCCL_SOCKET_IFNAME syntax: "eth,ib" prefixes, "^" excludes, "=" exact names). Input: up to 8
 // interfaces (name, loopback flag), then the spec. Checked: the result keeps the interfaces'
 // order and never invents one; an empty spec lists every interface, non-loopback ones first;
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_util.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 namespace {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 #include "core/store/in_memory_store.h"
 
 namespace tutti::testing {

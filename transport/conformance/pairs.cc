@@ -9,7 +9,7 @@
 #include "transport/shm/shm_connection.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_segment.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 #include "transport/tcp/tcp_bootstrap.h"
 #include "transport/tcp/tcp_connection.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/transport.h"
 

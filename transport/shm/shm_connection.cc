@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "core/logging.h"
-#include "core/process.h"
+#include "core/base/logging.h"
+#include "core/base/process.h"
 
 namespace tutti {
 

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "transport/frame.h"
 
 namespace tutti {

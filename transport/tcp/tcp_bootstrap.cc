@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 namespace tutti {
 

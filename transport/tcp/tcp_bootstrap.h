@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/status.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 

@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "core/logging.h"
-#include "transport/tcp/socket_util.h"
+#include "core/base/logging.h"
+#include "core/base/socket_util.h"
 
 namespace tutti {
 

@@ -1,6 +1,6 @@
 #include "transport/tcp/tcp_setup.h"
 
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 #include "transport/tcp/tcp_bootstrap.h"
 
 namespace tutti {

@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <ctime>
 #include <mutex>
 
-#include "core/env.h"
+#include "core/base/env.h"
 
 namespace tutti {
 namespace log_internal {

@@ -1,4 +1,4 @@
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <thread>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 
 namespace tutti {
 

@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "core/base/logging.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "kernels/dtype.h"
+#include "core/base/dtype.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "transport/tcp/socket_util.h"
+#include "core/base/socket_util.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "core/env.h"
+#include "core/base/env.h"
 
 #include <gtest/gtest.h>
 

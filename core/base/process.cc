@@ -1,4 +1,4 @@
-#include "core/process.h"
+#include "core/base/process.h"
 
 #include <signal.h>
 #include <unistd.h>
