@@ -9,11 +9,9 @@ namespace tutti::exec {
 Status RunCpuTask(const LocalTask& t) {
   switch (t.kind) {
     case LocalTask::Kind::kCopy: {
-      const size_t elem = DataTypeSize(t.type);
-      if (elem == 0) return InvalidArgument("copy: unknown data type " + std::to_string(static_cast<int>(t.type)));
-      if (t.count == 0 || t.dst == t.srcs[0]) return OkStatus();
-      if (t.dst == nullptr || t.srcs[0] == nullptr) return InvalidArgument(t.Describe() + ": null pointer");
-      std::memmove(t.dst, t.srcs[0], t.count * elem);
+      size_t bytes = 0;
+      TUTTI_RETURN_IF_ERROR(CopyBytes(t, &bytes));
+      if (bytes > 0) std::memmove(t.dst, t.srcs[0], bytes);
       return OkStatus();
     }
     case LocalTask::Kind::kReduce:

@@ -48,12 +48,11 @@ std::string CudaEngine::name() const { return "cuda:" + std::to_string(device_);
 Status CudaEngine::Enqueue(const LocalTask& t) {
   switch (t.kind) {
     case LocalTask::Kind::kCopy: {
-      const size_t elem = DataTypeSize(t.type);
-      if (elem == 0) return InvalidArgument("copy: unknown data type " + std::to_string(static_cast<int>(t.type)));
-      if (t.count == 0 || t.dst == t.srcs[0]) return OkStatus();
-      if (t.dst == nullptr || t.srcs[0] == nullptr) return InvalidArgument(t.Describe() + ": null pointer");
+      size_t bytes = 0;
+      TUTTI_RETURN_IF_ERROR(CopyBytes(t, &bytes));
+      if (bytes == 0) return OkStatus();
       const cudaError_t err =
-          cudaMemcpyAsync(t.dst, t.srcs[0], t.count * elem, cudaMemcpyDefault, static_cast<cudaStream_t>(stream_));
+          cudaMemcpyAsync(t.dst, t.srcs[0], bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream_));
       return err == cudaSuccess ? OkStatus() : CudaStatus(t.Describe(), err);
     }
     case LocalTask::Kind::kReduce:

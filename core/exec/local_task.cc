@@ -53,4 +53,14 @@ std::string LocalTask::Describe() const {
   return what + " " + DataTypeName(type) + " x " + std::to_string(count);
 }
 
+Status CopyBytes(const LocalTask& t, size_t* bytes) {
+  *bytes = 0;
+  const size_t elem = DataTypeSize(t.type);
+  if (elem == 0) return InvalidArgument("copy: unknown data type " + std::to_string(static_cast<int>(t.type)));
+  if (t.count == 0 || t.dst == t.srcs[0]) return OkStatus();
+  if (t.dst == nullptr || t.srcs[0] == nullptr) return InvalidArgument(t.Describe() + ": null pointer");
+  *bytes = t.count * elem;
+  return OkStatus();
+}
+
 }  // namespace tutti::exec

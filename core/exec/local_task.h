@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/base/dtype.h"
+#include "core/base/status.h"
 
 namespace tutti::exec {
 
@@ -37,5 +38,8 @@ struct LocalTask {
   // "reduce (sum) of 3 float32 x 1024" — for error messages.
   std::string Describe() const;
 };
+
+// The checks every engine makes of a kCopy: *bytes is what to move (0: nothing, e.g. dst == src).
+Status CopyBytes(const LocalTask& t, size_t* bytes);
 
 }  // namespace tutti::exec
