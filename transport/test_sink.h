@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "transport/transport.h"
@@ -19,6 +20,7 @@ class RecordingSink : public FrameSink {
   };
   std::vector<Got> frames;
   std::vector<uint64_t> sent;
+  std::vector<std::pair<uint64_t, Status>> accesses;  // OnAccessDone: cookie, outcome
 
   Result<void*> OnHeader(int peer, const FrameHeader& h) override {
     auto& buf = open_[Key(h)];
@@ -32,6 +34,7 @@ class RecordingSink : public FrameSink {
     return OkStatus();
   }
   void OnSent(int peer, uint64_t cookie) override { sent.push_back(cookie); }
+  void OnAccessDone(int peer, uint64_t cookie, const Status& st) override { accesses.emplace_back(cookie, st); }
 
  private:
   static std::tuple<int, uint64_t, uint64_t> Key(const FrameHeader& h) {

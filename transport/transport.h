@@ -5,15 +5,20 @@
 // ones and hands them to the FrameSink). A frame's payload goes straight to the place the sink
 // chooses, so a transport that can (TCP, shm) never stages a payload in a buffer of its own.
 //
-// One-sided access is optional: a transport that can read a peer's memory (process_vm_readv
-// today; CUDA IPC and RDMA reads later) exposes a buffer as a descriptor on one side and reads
-// it on the other. Transports never include each other; core/ picks one per peer pair and each
-// transport connects its pairs through transport/setup.h.
+// One-sided access is optional: a transport that can reach a peer's memory (process_vm_readv
+// today; CUDA IPC and RDMA later) exposes a buffer on one side (Expose: the registration, whose
+// descriptor is what the peer needs) and posts reads and writes of it on the other. A posted
+// access returns at once and ends later, reported once through FrameSink::OnAccessDone from
+// Progress(), as a completion queue or a CUDA event would report it. Transports never include
+// each other; core/ picks one per peer pair and each transport connects its pairs through
+// transport/setup.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
@@ -33,6 +38,24 @@ class FrameSink {
   virtual Status OnFrame(int peer, const FrameHeader& h) = 0;
   // A frame enqueued with a non-zero cookie has been handed to the wire entirely.
   virtual void OnSent(int peer, uint64_t cookie) = 0;
+  // The one-sided access posted with `cookie` ended: OK, kUnavailable (this pair cannot do it
+  // after all; the protocol falls back to sending the data), or an error.
+  virtual void OnAccessDone(int peer, uint64_t cookie, const Status& st) = 0;
+};
+
+// Memory a transport made reachable for the peer (CMA: pid and address; RDMA: a memory region
+// and its key; CUDA IPC: an exported handle). Held while the peer may access it; released with
+// the last reference.
+class ExposedRegion {
+ public:
+  virtual ~ExposedRegion() = default;
+  const std::string& descriptor() const { return descriptor_; }  // at most kMaxDescriptorBytes
+
+ protected:
+  explicit ExposedRegion(std::string descriptor) : descriptor_(std::move(descriptor)) {}
+
+ private:
+  std::string descriptor_;
 };
 
 // Lets a rank that waits sleep until a peer writes to it (shm: a futex doorbell the peers
@@ -66,25 +89,36 @@ class Connection {
   // A cheap check that the peer still exists (called while waiting). Error: peer is gone.
   virtual Status CheckPeerAlive() { return OkStatus(); }
 
-  // One-sided reads. DescribeBuffer returns "" when this transport cannot expose memory.
-  virtual std::string DescribeBuffer(const void* buf, size_t len) { return ""; }
-  // Reads len bytes at `offset` of the peer's buffer named by `descriptor` (from the peer's
-  // DescribeBuffer) into dst. kUnavailable: not possible (the protocol then sends the data).
-  virtual Status ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) {
-    return UnavailableError("one-sided reads not supported");
+  // One-sided access. Expose returns nullptr when this transport cannot expose memory.
+  virtual std::shared_ptr<const ExposedRegion> Expose(const void* buf, size_t len) { return nullptr; }
+  // Posts a read of len bytes at `offset` of the peer's region named by `descriptor` (from the
+  // peer's Expose) into dst, or a write of src there. OK: posted; its end is reported once by
+  // OnAccessDone(cookie) and the local buffer must stay valid until then (or until
+  // ReleaseBuffers). An error now (nothing is reported later): kUnavailable when this transport
+  // cannot (the protocol then sends the data), kProtocol for a range outside the region or a
+  // descriptor naming another process.
+  virtual Status PostRead(const std::string& descriptor, size_t offset, void* dst, size_t len, uint64_t cookie) {
+    return UnavailableError("one-sided access not supported");
   }
-  // Writes len bytes from src at `offset` of the peer's described buffer. kUnavailable as above.
-  virtual Status WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) {
-    return UnavailableError("one-sided writes not supported");
+  virtual Status PostWrite(const void* src, const std::string& descriptor, size_t offset, size_t len,
+                           uint64_t cookie) {
+    return UnavailableError("one-sided access not supported");
   }
+  // Carries out posted accesses that need a CPU to copy. The protocol calls it without its own
+  // lock, from any of its threads (several at once), so one peer's large copy never holds up the
+  // progress of the others; it may run beside this connection's other calls. True if it copied.
+  virtual bool RunAccesses() { return false; }
 
   // After the communicator failed, the buffers of its operations may be released by their
   // owners at any moment, so the connection must not touch them again: every queued frame that
   // has not started is forgotten, one already partly on the wire is finished with zeros (the
   // stream stays framed for what follows, CLOSE), and a payload being received is discarded.
+  // Posted one-sided accesses that have not started are forgotten, running ones are waited
+  // for, and none is reported afterwards.
   virtual void ReleaseBuffers() = 0;
 
-  // Releases resources. After Close, nothing is sent or received.
+  // Releases resources (and the buffers, as ReleaseBuffers). After Close, nothing is sent or
+  // received and no memory is accessed.
   virtual void Close() = 0;
 
  protected:

@@ -199,12 +199,24 @@ void P2PEngine::HeartbeatLocked(Clock::time_point now) {
 
 bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
   if (op->done.load(std::memory_order_acquire)) return true;
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (lock.owns_lock()) {
-    ProgressLocked();
-    CheckPeersLocked();
+  {
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (lock.owns_lock()) {
+      ProgressLocked();
+      CheckPeersLocked();
+    }
   }
+  RunAccesses();
   return op->done.load(std::memory_order_acquire);
+}
+
+bool P2PEngine::RunAccesses() {
+  if (accesses_posted_.load(std::memory_order_acquire) <= 0) return false;
+  bool ran = false;
+  // Connections are installed before the first operation and never replaced.
+  for (Peer& p : peers_)
+    if (Connection* c = p.conn.get()) ran = c->RunAccesses() || ran;
+  return ran;
 }
 
 
@@ -230,6 +242,7 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
         CheckPeersLocked();
       }
     }
+    if (RunAccesses()) moved = true;
     if (op->done.load(std::memory_order_acquire)) return op->status;
     auto now = Clock::now();
     if (now >= deadline) {
@@ -279,6 +292,13 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
     for (auto& in : q) fail(in->waiting);
   fail(p.cur_op);
   if (p.cur_in) fail(p.cur_in->waiting);
+  if (!p.accesses.empty()) {
+    for (auto& [cookie, a] : p.accesses) fail(a.op);
+    accesses_posted_.fetch_sub(static_cast<int>(p.accesses.size()));
+    p.accesses.clear();
+    // The failed operations' owners may free their buffers now: no copy may still touch them.
+    if (p.conn) p.conn->ReleaseBuffers();
+  }
   p.sends.clear();
   p.bulk_recvs.clear();
   p.streaming.clear();
@@ -335,11 +355,15 @@ void P2PEngine::FailAndNotify(const Status& why) {
 }
 
 bool P2PEngine::Poll() {
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
-  bool moved = ProgressLocked();
-  CheckPeersLocked();
-  return moved;
+  bool moved = false;
+  {
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (lock.owns_lock()) {
+      moved = ProgressLocked();
+      CheckPeersLocked();
+    }
+  }
+  return RunAccesses() || moved;
 }
 
 std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) const {
@@ -464,6 +488,7 @@ void P2PEngine::ProgressThreadMain() {
         CheckPeersLocked();
       }
     }
+    if (RunAccesses()) moved = true;
     nap_us = moved || background ? 20 : std::min(nap_us * 2, kMaxSleepUs);
   }
 }

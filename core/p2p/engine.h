@@ -10,6 +10,8 @@
 //    and the receiver ACKs once all have arrived. Where one-sided access works both ways (shm),
 //    a large message is split: the receiver reads the head while the sender writes the tail
 //    (CTS carries the receive buffer's descriptor; the sender reports DONE), so both cores copy.
+//    One-sided copies are posted to the connection and carried out by whichever thread polls,
+//    outside the engine's lock; their ends come back through OnAccessDone.
 // A send therefore completes once the receiver has matched it, so a size mismatch is reported on
 // both sides. Messages between two ranks with the same tag are matched in the order sent.
 #pragma once
@@ -107,6 +109,7 @@ class P2PEngine : public FrameSink {
   Result<void*> OnHeader(int peer, const FrameHeader& h) override;
   Status OnFrame(int peer, const FrameHeader& h) override;
   void OnSent(int peer, uint64_t cookie) override;
+  void OnAccessDone(int peer, uint64_t cookie, const Status& st) override;
 
  private:
   struct Incoming {  // a message that arrived before its receive was posted
@@ -119,6 +122,14 @@ class P2PEngine : public FrameSink {
     std::string descriptor;  // RTS payload
     bool complete = false;
     std::shared_ptr<Op> waiting;  // a receive that matched it before the payload finished
+  };
+  // A posted one-sided copy and what it is for: a whole message read from the sender's buffer,
+  // the head of a split message, or the tail the sender writes into the receiver's buffer.
+  enum class AccessRole { kWholeRead, kHeadRead, kTailWrite };
+  struct PendingAccess {
+    std::shared_ptr<Op> op;
+    AccessRole role;
+    uint64_t len;
   };
   struct Peer {
     std::unique_ptr<Connection> conn;
@@ -134,6 +145,7 @@ class P2PEngine : public FrameSink {
     std::string cur_descriptor;
     size_t eager_inflight = 0;
     bool one_sided_ok = false;  // a one-sided read from this peer has worked
+    std::unordered_map<uint64_t, PendingAccess> accesses;  // posted one-sided copies, by cookie
     std::chrono::steady_clock::time_point last_heard;  // last frame header from this peer
     Status closed;  // set when the peer said CLOSE
   };
@@ -161,6 +173,12 @@ class P2PEngine : public FrameSink {
   void AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t bytes);
   void StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc);
   void PumpStreamingLocked(Peer& p);
+  // Posts a one-sided copy of [offset, offset+len) of op's buffer; it ends in OnAccessDone.
+  Status PostAccessLocked(Peer& p, const std::shared_ptr<Op>& op, AccessRole role, const std::string& desc,
+                          uint64_t offset, uint64_t len);
+  // Carries out posted one-sided copies; called WITHOUT mu_, so that a large copy from one peer
+  // never holds up the progress of the others. True if it copied anything.
+  bool RunAccesses();
   bool ProgressLocked();
   void CheckPeersLocked();
   // Sends PINGs when due and fails peers that have been silent for the heartbeat timeout.
@@ -182,6 +200,8 @@ class P2PEngine : public FrameSink {
   std::atomic<int> pending_{0};   // posted and not yet done
   std::atomic<int> waiters_{0};   // threads inside Wait()
   uint64_t next_seq_ = 1;
+  uint64_t next_cookie_ = 1;                // one-sided accesses
+  std::atomic<int> accesses_posted_{0};     // posted and not yet reported
   std::chrono::steady_clock::time_point last_check_;
   std::chrono::steady_clock::time_point last_ping_;
   std::chrono::steady_clock::time_point last_heartbeat_check_;

@@ -39,11 +39,12 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
     p.sends[op->msg_id] = op;
     st = p.conn->Enqueue(h, op->buf, 0);
   } else {
-    op->descriptor = op->size > 0 ? p.conn->DescribeBuffer(op->buf, op->size) : "";
+    op->exposed = op->size > 0 ? p.conn->Expose(op->buf, op->size) : nullptr;
+    const std::string* desc = op->exposed ? &op->exposed->descriptor() : nullptr;
     h.type = FrameType::kRts;
-    h.payload_len = op->descriptor.size();
+    h.payload_len = desc ? desc->size() : 0;
     p.sends[op->msg_id] = op;
-    st = p.conn->Enqueue(h, op->descriptor.data(), 0);
+    st = p.conn->Enqueue(h, desc ? desc->data() : nullptr, 0);
   }
   if (!st.ok()) FailPeerLocked(op->peer, st, true);
 }
@@ -93,28 +94,20 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
   if (!desc.empty()) {
     // Once one-sided access has worked with this peer, large messages are copied by both sides
     // at once: we read the head while the sender writes the tail into our buffer.
-    std::string mine = p.one_sided_ok && size >= kSplitCopyMin ? p.conn->DescribeBuffer(op->buf, size) : "";
-    if (!mine.empty()) {
+    std::shared_ptr<const ExposedRegion> mine =
+        p.one_sided_ok && size >= kSplitCopyMin ? p.conn->Expose(op->buf, size) : nullptr;
+    if (mine) {
       const uint64_t split = (size / 2) & ~uint64_t{4095};
-      op->descriptor = std::move(mine);
+      op->exposed = std::move(mine);
       op->bytes_done = 0;
       p.bulk_recvs[op->msg_id] = op;
-      SendControlLocked(p, FrameType::kCts, op->msg_id, split, &op->descriptor);
-      Status st = p.conn->ReadRemote(desc, 0, op->buf, split);
-      if (!st.ok()) {
-        FailAllLocked(st.WithContext(R(opts_.rank) + ": " + op->Describe()));
-        return;
-      }
-      AddReceivedLocked(p, op, split);
-      return;
+      SendControlLocked(p, FrameType::kCts, op->msg_id, split, &op->exposed->descriptor());
+      Status st = PostAccessLocked(p, op, AccessRole::kHeadRead, desc, 0, split);
+      if (!st.ok()) FailAllLocked(st.WithContext(R(opts_.rank) + ": " + op->Describe()));
+      return;  // the head arrives in OnAccessDone, the tail with DONE
     }
-    Status st = p.conn->ReadRemote(desc, 0, op->buf, size);
-    if (st.ok()) {
-      p.one_sided_ok = true;
-      Complete(op, OkStatus());
-      SendControlLocked(p, FrameType::kAck, op->msg_id, 0);
-      return;
-    }
+    Status st = PostAccessLocked(p, op, AccessRole::kWholeRead, desc, 0, size);
+    if (st.ok()) return;  // finished in OnAccessDone
     TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d not possible (%s); asking for the data",
               opts_.rank, op->peer, st.ToString().c_str());
   }
@@ -139,16 +132,74 @@ void P2PEngine::AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t byte
 void P2PEngine::StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc) {
   op->bytes_done = from;
   if (!desc.empty() && from < op->size) {
-    Status st = p.conn->WriteRemote(desc, from, op->buf + from, op->size - from);
-    if (st.ok()) {
-      SendControlLocked(p, FrameType::kDone, op->msg_id, op->size - from);
-      return;
-    }
+    Status st = PostAccessLocked(p, op, AccessRole::kTailWrite, desc, from, op->size - from);
+    if (st.ok()) return;  // DONE goes out in OnAccessDone
     TUTTI_LOG(Info, P2P, "rank %d: one-sided write to rank %d not possible (%s); streaming", opts_.rank,
               op->peer, st.ToString().c_str());
   }
   p.streaming.push_back(op);
   PumpStreamingLocked(p);
+}
+
+Status P2PEngine::PostAccessLocked(Peer& p, const std::shared_ptr<Op>& op, AccessRole role,
+                                   const std::string& desc, uint64_t offset, uint64_t len) {
+  const uint64_t cookie = next_cookie_++;
+  Status st = role == AccessRole::kTailWrite ? p.conn->PostWrite(op->buf + offset, desc, offset, len, cookie)
+                                             : p.conn->PostRead(desc, offset, op->buf + offset, len, cookie);
+  if (!st.ok()) return st;
+  p.accesses[cookie] = PendingAccess{op, role, len};
+  accesses_posted_.fetch_add(1);
+  return OkStatus();
+}
+
+void P2PEngine::OnAccessDone(int peer, uint64_t cookie, const Status& st) {
+  Peer& p = peers_[peer];
+  auto it = p.accesses.find(cookie);
+  if (it == p.accesses.end()) return;  // its operation failed meanwhile
+  const PendingAccess a = std::move(it->second);
+  p.accesses.erase(it);
+  accesses_posted_.fetch_sub(1);
+  const std::shared_ptr<Op>& op = a.op;
+  if (op->done.load(std::memory_order_relaxed)) return;
+  const bool unavailable = st.code() == Code::kUnavailable;
+  switch (a.role) {
+    case AccessRole::kWholeRead:
+      if (st.ok()) {
+        p.one_sided_ok = true;
+        Complete(op, OkStatus());
+        SendControlLocked(p, FrameType::kAck, op->msg_id, 0);
+        return;
+      }
+      if (unavailable) {  // the sender streams it instead
+        TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d failed (%s); asking for the data",
+                  opts_.rank, peer, st.ToString().c_str());
+        op->bytes_done = 0;
+        p.bulk_recvs[op->msg_id] = op;
+        SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
+        return;
+      }
+      break;
+    case AccessRole::kHeadRead:
+      if (st.ok()) {
+        if (p.bulk_recvs.count(op->msg_id)) AddReceivedLocked(p, op, a.len);
+        return;
+      }
+      break;  // the sender is writing the tail already: no way back to streaming
+    case AccessRole::kTailWrite:
+      if (st.ok()) {
+        SendControlLocked(p, FrameType::kDone, op->msg_id, a.len);
+        return;
+      }
+      if (unavailable) {
+        TUTTI_LOG(Info, P2P, "rank %d: one-sided write to rank %d failed (%s); streaming", opts_.rank, peer,
+                  st.ToString().c_str());
+        p.streaming.push_back(op);
+        PumpStreamingLocked(p);
+        return;
+      }
+      break;
+  }
+  FailAllLocked(st.WithContext(R(opts_.rank) + ": " + op->Describe()));
 }
 
 void P2PEngine::PumpStreamingLocked(Peer& p) {

@@ -4,11 +4,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/base/status.h"
 
 namespace tutti {
+
+class ExposedRegion;  // transport/transport.h
 
 struct Op {
   enum class Kind { kSend, kRecv };
@@ -23,7 +26,9 @@ struct Op {
   bool eager = false;     // send: went as DATA (counts against the eager budget)
   bool matched = false;   // recv: paired with a message; send: the receiver answered
   size_t bytes_done = 0;  // recv: bulk bytes arrived; send: bulk bytes enqueued
-  std::string descriptor; // send: what the receiver may read one-sidedly (kept alive here)
+  // The buffer as exposed to the peer for one-sided access (send: for the receiver to read;
+  // recv: for the sender to write the tail); kept while the peer may access it.
+  std::shared_ptr<const ExposedRegion> exposed;
 
   std::atomic<bool> done{false};
   Status status;          // set before `done` becomes true

@@ -47,6 +47,9 @@ class CheckingSink : public FrameSink {
     return OkStatus();
   }
   void OnSent(int peer, uint64_t cookie) override { FUZZ_CHECK(false, "nothing was sent"); }
+  void OnAccessDone(int peer, uint64_t cookie, const Status& st) override {
+    FUZZ_CHECK(false, "no one-sided access was posted");
+  }
 
   std::vector<Frame> frames;
 

@@ -71,7 +71,13 @@ bool ShmConnection::Flush() {
 
 Result<bool> ShmConnection::Progress(FrameSink& sink) {
   if (closed_) return false;
-  bool moved = Flush();
+  bool moved = false;
+  for (auto& [cookie, st] : access_.TakeDone()) {
+    sink.OnAccessDone(peer(), cookie, st);
+    moved = true;
+    if (closed_) return true;
+  }
+  moved = Flush() || moved;
   bool consumed = false;
   for (int i = 0; i < kMaxFramesPerProgress; ++i) {
     FrameHeader h;
@@ -104,27 +110,37 @@ Status ShmConnection::CheckPeerAlive() {
   return OkStatus();
 }
 
-std::string ShmConnection::DescribeBuffer(const void* buf, size_t len) {
-  if (!opts_.use_cma) return "";
+namespace {
+class CmaRegion : public ExposedRegion {
+ public:
+  explicit CmaRegion(std::string d) : ExposedRegion(std::move(d)) {}
+};
+}  // namespace
+
+std::shared_ptr<const ExposedRegion> ShmConnection::Expose(const void* buf, size_t len) {
+  if (!opts_.use_cma) return nullptr;
   CmaDescriptor d;
   std::memcpy(d.tag, kCmaTag, 4);
   d.pid = getpid();
   d.addr = reinterpret_cast<uint64_t>(buf);
   d.len = len;
-  return std::string(reinterpret_cast<const char*>(&d), sizeof(d));
+  return std::make_shared<CmaRegion>(std::string(reinterpret_cast<const char*>(&d), sizeof(d)));
 }
 
-Status ShmConnection::ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) {
-  return Transfer(descriptor, offset, dst, len, false);
+Status ShmConnection::PostRead(const std::string& descriptor, size_t offset, void* dst, size_t len,
+                               uint64_t cookie) {
+  return PostAccess(descriptor, offset, dst, len, cookie, false);
 }
 
-Status ShmConnection::WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) {
-  return Transfer(descriptor, offset, const_cast<void*>(src), len, true);
+Status ShmConnection::PostWrite(const void* src, const std::string& descriptor, size_t offset, size_t len,
+                                uint64_t cookie) {
+  return PostAccess(descriptor, offset, const_cast<void*>(src), len, cookie, true);
 }
 
-Status ShmConnection::Transfer(const std::string& descriptor, size_t offset, void* local_buf, size_t len,
-                               bool write) {
+Status ShmConnection::PostAccess(const std::string& descriptor, size_t offset, void* local, size_t len,
+                                 uint64_t cookie, bool write) {
   if (!opts_.use_cma) return UnavailableError("cross-memory attach disabled");
+  if (closed_) return UnavailableError("connection to rank " + std::to_string(peer()) + " closed");
   CmaDescriptor d;
   if (descriptor.size() != sizeof(d)) return UnavailableError("not a CMA descriptor");
   std::memcpy(&d, descriptor.data(), sizeof(d));
@@ -133,13 +149,33 @@ Status ShmConnection::Transfer(const std::string& descriptor, size_t offset, voi
     return ProtocolError("CMA range [" + std::to_string(offset) + ", +" + std::to_string(len) +
                          ") outside the peer's " + std::to_string(d.len) + "-byte buffer");
   if (d.pid != peer_pid_) return ProtocolError("CMA descriptor names another process");
-  const char* what = write ? "process_vm_writev to rank " : "process_vm_readv from rank ";
+  Access a;
+  a.write = write;
+  a.descriptor = descriptor;
+  a.offset = offset;
+  a.local = local;
+  a.len = len;
+  a.cookie = cookie;
+  access_.Post(std::move(a));
+  return OkStatus();
+}
+
+bool ShmConnection::RunAccesses() {
+  if (!access_.has_queued()) return false;
+  return access_.Run([this](const Access& a) { return Copy(a); });
+}
+
+// Runs without the protocol's lock: touches only the access (checked when posted) and constants.
+Status ShmConnection::Copy(const Access& a) const {
+  CmaDescriptor d;
+  std::memcpy(&d, a.descriptor.data(), sizeof(d));
+  const char* what = a.write ? "process_vm_writev to rank " : "process_vm_readv from rank ";
   size_t done = 0;
-  while (done < len) {
-    iovec local{static_cast<char*>(local_buf) + done, len - done};
-    iovec remote{reinterpret_cast<void*>(d.addr + offset + done), len - done};
-    ssize_t n = write ? process_vm_writev(d.pid, &local, 1, &remote, 1, 0)
-                      : process_vm_readv(d.pid, &local, 1, &remote, 1, 0);
+  while (done < a.len) {
+    iovec local{static_cast<char*>(a.local) + done, a.len - done};
+    iovec remote{reinterpret_cast<void*>(d.addr + a.offset + done), a.len - done};
+    ssize_t n = a.write ? process_vm_writev(d.pid, &local, 1, &remote, 1, 0)
+                        : process_vm_readv(d.pid, &local, 1, &remote, 1, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EPERM || errno == ENOSYS)
@@ -153,6 +189,7 @@ Status ShmConnection::Transfer(const std::string& descriptor, size_t offset, voi
 }
 
 void ShmConnection::Close() {
+  access_.Release();
   if (closed_) return;
   closed_ = true;
   pending_.clear();

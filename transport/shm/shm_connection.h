@@ -2,7 +2,8 @@
 // in one segment. Large messages stream through the ring in cache-sized pieces: the sender
 // copies a piece in while the receiver copies the previous one out, straight into the user's
 // buffer (no intermediate buffer). Optionally (TUTTI_SHM_CMA=1) large messages are instead moved
-// with process_vm_readv/writev (one copy, split between both processes); on the machines
+// with process_vm_readv/writev (one copy, split between both processes), posted and carried out
+// by RunAccesses outside the protocol's lock; on the machines
 // measured the pipelined ring was faster (see README), so that is the default.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/access_queue.h"
 #include "transport/shm/doorbell.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_segment.h"
@@ -42,9 +44,11 @@ class ShmConnection : public Connection {
   size_t max_payload() const override { return std::min(out_.max_payload(), opts_.piece_bytes); }
   size_t queued_bytes() const override { return queued_bytes_; }
   Status CheckPeerAlive() override;
-  std::string DescribeBuffer(const void* buf, size_t len) override;
-  Status ReadRemote(const std::string& descriptor, size_t offset, void* dst, size_t len) override;
-  Status WriteRemote(const std::string& descriptor, size_t offset, const void* src, size_t len) override;
+  std::shared_ptr<const ExposedRegion> Expose(const void* buf, size_t len) override;
+  Status PostRead(const std::string& descriptor, size_t offset, void* dst, size_t len, uint64_t cookie) override;
+  Status PostWrite(const void* src, const std::string& descriptor, size_t offset, size_t len,
+                   uint64_t cookie) override;
+  bool RunAccesses() override;
   void Close() override;
 
   // The creator calls this once the peer has attached, so the name does not outlive the job.
@@ -61,10 +65,13 @@ class ShmConnection : public Connection {
   void ReleaseBuffers() override {
     pending_.clear();  // frames enter the ring whole: nothing queued has started
     queued_bytes_ = 0;
+    access_.Release();
   }
 
  private:
-  Status Transfer(const std::string& descriptor, size_t offset, void* local, size_t len, bool write);
+  Status PostAccess(const std::string& descriptor, size_t offset, void* local, size_t len, uint64_t cookie,
+                    bool write);
+  Status Copy(const Access& a) const;
 
   struct Pending {
     FrameHeader h;
@@ -80,6 +87,7 @@ class ShmConnection : public Connection {
   size_t queued_bytes_ = 0;
   bool closed_ = false;
   std::unique_ptr<Doorbell> peer_bell_;
+  AccessQueue access_;  // posted one-sided copies (CMA)
 };
 
 }  // namespace tutti
