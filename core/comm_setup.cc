@@ -15,6 +15,7 @@
 #include "core/coll/device_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
+#include "core/connect/lazy_connector.h"
 #include "core/base/env.h"
 #include "core/exec/cpu_engine.h"
 #include "core/base/logging.h"
@@ -49,6 +50,7 @@ struct Resolved {
   ShmOptions shm;
   EngineOptions engine;
   std::shared_ptr<exec::LocalEngine> local;
+  bool lazy = false;
 };
 
 // A setting from CommOptions when set there, else from its environment variable.
@@ -98,6 +100,14 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   r.engine.timeout_s = r.timeout_s;
   r.engine.eager_limit = static_cast<size_t>(eager);
   r.engine.spin_us = static_cast<int>(std::clamp<int64_t>(spin, 0, 1000000));
+  if (o.lazy_connect) {
+    r.lazy = *o.lazy_connect;
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(std::string connect, EnvString("TUTTI_CONNECT"));
+    if (connect != "eager" && connect != "lazy")
+      return InvalidArgument("TUTTI_CONNECT \"" + connect + "\" is not one of eager, lazy");
+    r.lazy = connect == "lazy";
+  }
   if (o.local_engine) {
     r.local = o.local_engine;
   } else {
@@ -373,13 +383,43 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     }
     auto engine = std::make_shared<P2PEngine>(cfg.engine);
 
-    // 3. Each transport connects its peers (setup blobs through the store).
-    StoreExchange ex(*store, waits, rank, size);
-    for (size_t t = 0; t < transports.size(); ++t) {
-      if (peers_of[t].empty()) continue;
-      auto conns = transports[t]->Connect(infos, peers_of[t], ex);
-      if (!conns.ok()) return conns.status().WithContext(ctx(transports[t]->name()));
-      for (auto& [r, conn] : *conns) engine->SetConnection(r, std::move(conn));
+    // 3. Each transport connects its peers (setup blobs through the store), now or lazily.
+    if (!cfg.lazy) {
+      StoreExchange ex(*store, waits, rank, size);
+      for (size_t t = 0; t < transports.size(); ++t) {
+        if (peers_of[t].empty()) continue;
+        auto conns = transports[t]->Connect(infos, peers_of[t], ex);
+        if (!conns.ok()) return conns.status().WithContext(ctx(transports[t]->name()));
+        for (auto& [r, conn] : *conns) engine->SetConnection(r, std::move(conn));
+      }
+    } else {
+      TUTTI_ASSIGN_OR_RETURN(std::string id, waits.Get("comm_id", "communicator id", 0));
+      LazyConnector::Options lo;
+      lo.rank = rank;
+      lo.size = size;
+      lo.timeout_s = cfg.timeout_s;
+      lo.comm_id = std::strtoull(id.c_str(), nullptr, 10);
+      std::vector<std::shared_ptr<TransportSetup>> transport_of(size);
+      for (size_t t = 0; t < transports.size(); ++t) {
+        std::shared_ptr<TransportSetup> shared = std::move(transports[t]);
+        for (int r : peers_of[t]) transport_of[r] = shared;
+      }
+      std::weak_ptr<P2PEngine> weak_engine = engine;
+      comm->connector_ = std::make_shared<LazyConnector>(
+          store, lo, infos, std::move(transport_of),
+          [weak_engine](int peer, Result<std::unique_ptr<Connection>> conn) {
+            auto e = weak_engine.lock();
+            if (!e) return;
+            if (conn.ok()) {
+              e->SetConnection(peer, std::move(*conn));
+            } else {
+              e->ConnectFailed(peer, conn.status());
+            }
+          });
+      std::weak_ptr<LazyConnector> weak_connector = comm->connector_;
+      engine->SetConnector([weak_connector](int peer) {
+        if (auto c = weak_connector.lock()) c->Request(peer);
+      });
     }
 
     // 5. Everyone is connected before anyone leaves the store.
@@ -395,7 +435,9 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       TUTTI_RETURN_IF_ERROR(waits.Wait("all_left", "waiting for all ranks to finish init"));
     }
     if (bell) {
-      bell->Unlink();  // every peer has mapped it by now
+      // Every peer has mapped it by now, unless pairs connect lazily: then it stays named until
+      // the communicator is destroyed.
+      if (!cfg.lazy) bell->Unlink();
       engine->SetWakeSource(bell);
     }
     comm->colls_ = std::make_shared<CollRegistry>();
@@ -417,6 +459,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       return true;
     });
     engine->StartProgressThread();
+    if (comm->connector_) comm->connector_->Start();
     comm->engine_ = std::move(engine);
     comm->local_ = cfg.local;
     TUTTI_LOG(Info, Init, "rank %d/%d ready (local %d/%d, transport %s)", rank, size, comm->local_rank_,

@@ -1,5 +1,7 @@
 #include "core/communicator.h"
 
+#include "core/connect/lazy_connector.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <chrono>
@@ -253,6 +255,7 @@ Communicator::Stats Communicator::stats() const {
 }
 
 void Communicator::Abort(const std::string& why) {
+  if (connector_) connector_->Stop();
   if (engine_) engine_->Abort(why);
 }
 
@@ -260,6 +263,7 @@ void Communicator::Destroy() {
   if (destroyed_) return;
   destroyed_ = true;
   CloseStreamGate();
+  if (connector_) connector_->Stop();
   if (engine_) engine_->Shutdown();
   registrations_->Clear();
 }

@@ -44,6 +44,7 @@ struct CommOptions {
   std::optional<int64_t> eager_limit;         // TUTTI_EAGER_LIMIT
   std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
   std::optional<int64_t> yield_us;            // TUTTI_YIELD_US
+  std::optional<bool> lazy_connect;           // TUTTI_CONNECT=lazy
   // Where collectives' local copies and reductions run (core/exec/local_engine.h); null: a CPU
   // engine as TUTTI_LOCAL_ENGINE says. Sub-communicators made by Split share it.
   std::shared_ptr<exec::LocalEngine> local_engine;
@@ -54,6 +55,7 @@ struct CommOptions {
 
 class BufferPool;
 class DevicePath;
+class LazyConnector;
 class PlanCache;
 struct CollPlan;
 struct CollConfig;
@@ -201,6 +203,7 @@ class Communicator {
   std::shared_ptr<void> keepalive_;  // e.g. the store server hosted by rank 0
   CommOptions opts_;
   std::shared_ptr<P2PEngine> engine_;
+  std::shared_ptr<LazyConnector> connector_;  // lazy connection only
   std::shared_ptr<exec::LocalEngine> local_;
   std::shared_ptr<DevicePath> devices_;
   std::shared_ptr<PlanCache> plans_;

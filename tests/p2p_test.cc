@@ -15,11 +15,13 @@ namespace {
 
 class P2P : public ::testing::TestWithParam<std::string> {
  protected:
-  // "shm+cma": shared memory with large messages moved by process_vm_readv/writev.
+  // "shm+cma": shared memory with large messages moved by process_vm_readv/writev; "+lazy":
+  // pairs connect at their first message instead of during init.
   CommOptions Opts(double timeout_s = 30) {
     CommOptions o;
-    o.transport = GetParam() == "tcp" ? "tcp" : "shm";
+    o.transport = GetParam().rfind("tcp", 0) == 0 ? "tcp" : "shm";
     o.shm_cma = GetParam() == "shm+cma";
+    o.lazy_connect = GetParam().find("+lazy") != std::string::npos;
     o.timeout_s = timeout_s;
     return o;
   }
@@ -30,7 +32,7 @@ const size_t kSizes[] = {0, 1, 7, 4099, 65536, 65537, (1 << 20) + 13, 9 << 20};
 TEST_P(P2P, EveryPairEverySize) {
   for (int n : {2, 3, 5, 8}) {
     RunThreadRanks(n, [&](Communicator& c) {
-      EXPECT_EQ(c.TransportTo((c.rank() + 1) % n), Opts().transport);
+      if (!Opts().lazy_connect) EXPECT_EQ(c.TransportTo((c.rank() + 1) % n), Opts().transport);
       for (size_t size : kSizes) {
         if (n > 3 && size > (1 << 20)) continue;  // keep the big ones to small worlds
         std::vector<Work> works;
@@ -207,8 +209,9 @@ TEST_P(P2P, DestroyedPeerFailsPendingRecv) {
   }, Opts());
 }
 
-// An idle communicator does not burn CPU: its progress thread naps.
-TEST(P2PIdle, IdleCommunicatorsUseAlmostNoCpu) {
+// An idle communicator does not burn CPU: its progress thread naps (and, with lazy connection,
+// so does the thread that watches for connection requests).
+void CheckIdleCpu(const CommOptions& opts) {
   RunThreadRanks(4, [](Communicator& c) {
     int x = 0;
     // One exchange first, so the engine has been busy, then everyone sits idle.
@@ -224,11 +227,24 @@ TEST(P2PIdle, IdleCommunicatorsUseAlmostNoCpu) {
     double used = cpu() - c0;
     // The whole process (4 ranks, each with its progress thread): far below one core.
     EXPECT_LT(used, 0.2) << "CPU seconds used by idle communicators in 1 s";
-  });
+  }, opts);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "tcp"),
-                         [](const auto& info) { return info.param == "shm+cma" ? std::string("shm_cma") : info.param; });
+TEST(P2PIdle, IdleCommunicatorsUseAlmostNoCpu) { CheckIdleCpu({}); }
+
+TEST(P2PIdle, IdleLazyCommunicatorsUseAlmostNoCpu) {
+  CommOptions o;
+  o.lazy_connect = true;
+  CheckIdleCpu(o);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "tcp", "shm+lazy", "tcp+lazy"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (ch == '+') ch = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace tutti::testing

@@ -92,6 +92,9 @@ const std::vector<EnvVar>& EnvRegistry() {
        "Where collectives' copies and reductions on host memory run: inline (on the thread that "
        "progresses the call) or worker (a thread of the communicator, overlapping them with "
        "messages)."},
+      {"TUTTI_CONNECT", T::kString, "eager",
+       "When pairs of ranks connect: eager (every pair during init) or lazy (a pair the first "
+       "time one of them sends to or receives from the other, so only the pairs a job uses)."},
   };
   return vars;
 }

@@ -21,7 +21,9 @@ constexpr int kMaxSleepUs = 1000;
 
 }  // namespace
 
-P2PEngine::P2PEngine(const EngineOptions& opts) : opts_(opts), peers_(opts.size) {
+P2PEngine::P2PEngine(const EngineOptions& opts)
+    : opts_(opts), peers_(opts.size), live_(new std::atomic<Connection*>[opts.size]) {
+  for (int i = 0; i < opts.size; ++i) live_[i].store(nullptr);
   last_check_ = Clock::now();
 }
 
@@ -51,11 +53,30 @@ P2PEngine::~P2PEngine() {
 
 void P2PEngine::SetConnection(int peer, std::unique_ptr<Connection> conn) {
   std::lock_guard<std::mutex> lock(mu_);
-  peers_[peer].conn = std::move(conn);
-  peers_[peer].last_heard = Clock::now();
-  wait_fds_.clear();
-  for (const Peer& p : peers_)
-    if (p.conn) p.conn->AppendWaitFds(&wait_fds_);
+  Peer& p = peers_[peer];
+  if (p.conn || !failed_.ok() || aborted_.load()) {  // arrived after the end (lazy): unused
+    conn->Close();
+    return;
+  }
+  p.conn = std::move(conn);
+  p.last_heard = Clock::now();
+  live_[peer].store(p.conn.get(), std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> fl(fds_mu_);
+    p.conn->AppendWaitFds(&wait_fds_);
+  }
+  // Sends posted while the connection was being made go out now, in the order posted.
+  std::deque<std::shared_ptr<Op>> deferred = std::move(p.deferred);
+  for (auto& op : deferred) StartSendLocked(p, op);
+  ProgressLocked();
+}
+
+void P2PEngine::ConnectFailed(int peer, const Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (peers_[peer].conn || !failed_.ok()) return;
+  TUTTI_LOG(Warn, P2P, "rank %d: %s", opts_.rank, why.ToString().c_str());
+  FailAllLocked(why);
+  SayGoodbyeLocked();
 }
 
 std::string P2PEngine::TransportName(int peer) const {
@@ -80,7 +101,8 @@ Status P2PEngine::CheckPostable(int peer, const char* what, size_t bytes, int ta
   if (aborted_.load()) return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted");
   if (!failed_.ok()) return failed_;
   const Peer& p = peers_[peer];
-  if (!p.conn) return InvalidUsage("rank " + std::to_string(opts_.rank) + ": no connection to rank " + std::to_string(peer));
+  if (!p.conn && !connector_)
+    return InvalidUsage("rank " + std::to_string(opts_.rank) + ": no connection to rank " + std::to_string(peer));
   return OkStatus();
 }
 
@@ -111,8 +133,16 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
       if (kind == Op::Kind::kSend) return p.closed.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe());
     }
     pending_.fetch_add(1);
+    if (!p.conn && !p.connect_requested) {
+      p.connect_requested = true;
+      connector_(peer);
+    }
     if (kind == Op::Kind::kSend) {
-      StartSendLocked(p, op);
+      if (p.conn) {
+        StartSendLocked(p, op);
+      } else {
+        p.deferred.push_back(op);
+      }
     } else {
       if (std::shared_ptr<Incoming> in = PopFront(p.unexpected, tag)) {
         MatchLocked(p, op, in);
@@ -213,9 +243,9 @@ bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
 bool P2PEngine::RunAccesses() {
   if (accesses_posted_.load(std::memory_order_acquire) <= 0) return false;
   bool ran = false;
-  // Connections are installed before the first operation and never replaced.
-  for (Peer& p : peers_)
-    if (Connection* c = p.conn.get()) ran = c->RunAccesses() || ran;
+  // A connection, once installed, stays until the engine is destroyed (Close keeps the object).
+  for (int i = 0; i < opts_.size; ++i)
+    if (Connection* c = live_[i].load(std::memory_order_acquire)) ran = c->RunAccesses() || ran;
   return ran;
 }
 
@@ -271,7 +301,8 @@ Status P2PEngine::TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s) 
     Complete(op, TimeoutError(what + ": no matching send from rank " + std::to_string(op->peer) + " arrived"));
     return op->status;
   }
-  std::string why = op->kind == Op::Kind::kSend && !op->matched
+  std::string why = !p.conn ? ": no connection to rank " + std::to_string(op->peer) + " yet (lazy connection)"
+                    : op->kind == Op::Kind::kSend && !op->matched
                         ? ": rank " + std::to_string(op->peer) + " did not post a matching recv"
                         : ": the transfer did not finish";
   Status st = TimeoutError(what + why + " (the communicator is unusable now)");
@@ -292,6 +323,8 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
     for (auto& in : q) fail(in->waiting);
   fail(p.cur_op);
   if (p.cur_in) fail(p.cur_in->waiting);
+  for (auto& op : p.deferred) fail(op);
+  p.deferred.clear();
   if (!p.accesses.empty()) {
     for (auto& [cookie, a] : p.accesses) fail(a.op);
     accesses_posted_.fetch_sub(static_cast<int>(p.accesses.size()));
@@ -386,7 +419,7 @@ P2PEngine::Stats P2PEngine::stats() const {
   Stats st;
   st.pending_ops = static_cast<size_t>(std::max(0, pending_.load()));
   for (const Peer& p : peers_) {
-    st.tracked += p.sends.size() + p.bulk_recvs.size() + p.streaming.size();
+    st.tracked += p.sends.size() + p.bulk_recvs.size() + p.streaming.size() + p.deferred.size() + p.accesses.size();
     st.tag_queues += p.posted.size() + p.unexpected.size();
     for (const auto& [tag, q] : p.posted) st.tracked += q.size();
     for (const auto& [tag, q] : p.unexpected) st.tracked += q.size();
@@ -395,17 +428,22 @@ P2PEngine::Stats P2PEngine::stats() const {
 }
 
 void P2PEngine::BlockUntilActivity(int timeout_us) {
-  if (wake_ == nullptr && wait_fds_.empty()) {
+  std::vector<int> fds;
+  {
+    std::lock_guard<std::mutex> fl(fds_mu_);
+    fds = wait_fds_;
+  }
+  if (wake_ == nullptr && fds.empty()) {
     timespec ts{0, timeout_us * 1000L};
     nanosleep(&ts, nullptr);
     return;
   }
   uint32_t seen = wake_ ? wake_->Prepare() : 0;
   if (!Poll()) {
-    if (!wait_fds_.empty()) {
+    if (!fds.empty()) {
       // TCP peers: block on their sockets (shm peers, if any, are checked again within 1 ms).
       std::vector<pollfd> pfds;
-      for (int fd : wait_fds_) pfds.push_back({fd, POLLIN, 0});
+      for (int fd : fds) pfds.push_back({fd, POLLIN, 0});
       poll(pfds.data(), pfds.size(), std::max(1, std::min(timeout_us / 1000, 1)));
     } else {
       wake_->Wait(seen, timeout_us);

@@ -52,8 +52,14 @@ class P2PEngine : public FrameSink {
   explicit P2PEngine(const EngineOptions& opts);
   ~P2PEngine() override;
 
-  // Installs the connection to `peer` (before any operation with it).
+  // Installs the connection to `peer`: before any operation with it (eager connection), or when
+  // a lazy connection arrives, which starts the sends that waited for it.
   void SetConnection(int peer, std::unique_ptr<Connection> conn);
+  // Lazy connection: operations with a peer that has no connection yet ask `request(peer)`
+  // (once per peer; it must not block) and wait in the engine; the connection comes through
+  // SetConnection, or ConnectFailed fails the communicator. Set before the first operation.
+  void SetConnector(std::function<void(int peer)> request) { connector_ = std::move(request); }
+  void ConnectFailed(int peer, const Status& why);
   std::string TransportName(int peer) const;
   const EngineOptions& options() const { return opts_; }
   void StartProgressThread();
@@ -146,6 +152,8 @@ class P2PEngine : public FrameSink {
     size_t eager_inflight = 0;
     bool one_sided_ok = false;  // a one-sided read from this peer has worked
     std::unordered_map<uint64_t, PendingAccess> accesses;  // posted one-sided copies, by cookie
+    std::deque<std::shared_ptr<Op>> deferred;  // sends waiting for a lazy connection, in order
+    bool connect_requested = false;
     std::chrono::steady_clock::time_point last_heard;  // last frame header from this peer
     Status closed;  // set when the peer said CLOSE
   };
@@ -205,6 +213,10 @@ class P2PEngine : public FrameSink {
   std::chrono::steady_clock::time_point last_check_;
   std::chrono::steady_clock::time_point last_ping_;
   std::chrono::steady_clock::time_point last_heartbeat_check_;
+  // The connections again, for what runs without mu_ (RunAccesses); set once per peer.
+  std::unique_ptr<std::atomic<Connection*>[]> live_;
+  std::function<void(int)> connector_;  // lazy connection (null: every peer connected at init)
+  std::mutex fds_mu_;                   // wait_fds_ (read while sleeping, without mu_)
   std::vector<int> wait_fds_;
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)
   bool said_goodbye_ = false;
