@@ -1,4 +1,5 @@
-// Every collective x type x op x count, on 1..8 real processes, over shm and over tcp.
+// Every collective x type x op x count, on 1..8 real processes, over shm and over tcp (and on 3
+// and 4 with pairs connected lazily).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,7 +27,9 @@ TEST_P(Collectives, AllCasesPass) {
     if (rank == 0) fprintf(stderr, "rank 0: %d collective calls checked, %d failed\n", res.cases, res.failures);
     (*comm)->Destroy();
     return res.failures == 0 && res.cases > 0 ? 0 : 1;
-  }, {{"TUTTI_TRANSPORT", transport}, {"TUTTI_TIMEOUT", "60"}}, 600);
+  }, {{"TUTTI_TRANSPORT", transport.substr(0, transport.find('_'))},
+        {"TUTTI_CONNECT", transport.find("_lazy") != std::string::npos ? "lazy" : "eager"},
+        {"TUTTI_TIMEOUT", "60"}}, 600);
   for (int r = 0; r < n; ++r) {
     EXPECT_TRUE(ends[r].exited) << "rank " << r << " killed by signal " << ends[r].signal;
     EXPECT_EQ(ends[r].code, 0) << "rank " << r << " (failures are printed above)";
@@ -35,6 +38,13 @@ TEST_P(Collectives, AllCasesPass) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, Collectives,
                          ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Range(1, 9)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
+
+// Pairs connected lazily (TUTTI_CONNECT=lazy), by processes: an odd and an even world.
+INSTANTIATE_TEST_SUITE_P(LazyWorlds, Collectives,
+                         ::testing::Combine(::testing::Values("shm_lazy", "tcp_lazy"), ::testing::Values(3, 4)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
                          });
