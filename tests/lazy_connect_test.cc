@@ -30,8 +30,9 @@ TEST_P(Lazy, OnlyThePairsUsedConnect) {
   const int n = 6;
   RunThreadRanks(n, [&](Communicator& c) {
     const int r = c.rank(), next = (r + 1) % n, prev = (r + n - 1) % n;
-    for (int p = 0; p < n; ++p)
+    for (int p = 0; p < n; ++p) {
       if (p != r) EXPECT_EQ(c.TransportTo(p), "none") << "rank " << r << " connected to " << p << " at init";
+    }
     // A ring exchange: each rank talks to its two neighbours only.
     std::vector<char> out(100000), in(100000);
     FillPattern(out.data(), out.size(), r);
@@ -70,7 +71,7 @@ TEST_P(Lazy, EveryCollectiveWorks) {
   std::atomic<int> cases{0}, failures{0};
   RunThreadRanks(4, [&](Communicator& c) {
     CollCheckConfig cfg;
-    cfg.counts = {0, 1, 300, 70000};
+    cfg.counts = {0, 1, 300};  // the connections are under test here, not the sizes
     CollCheckResult res = CheckCollectives(c, cfg);
     if (c.rank() == 0) cases = res.cases;
     failures += res.failures;

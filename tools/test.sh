@@ -17,7 +17,8 @@ fi
 asan_targets=(
   //core/... //transport/...
   //tests:p2p_test //tests:reliability_test //tests:dead_rank_test //tests:heartbeat_test
-  //tests:init_test //tests:misconfig_test //tests:registration_test //tests:stream_test //tests/coll:all
+  //tests:init_test //tests:misconfig_test //tests:registration_test //tests:stream_test //tests:lazy_connect_test
+  //tests/coll:all
 )
 failed=()
 start=$SECONDS
