@@ -185,8 +185,16 @@ class Communicator {
                                                        const std::string& what);
   Result<std::unique_ptr<Communicator>> SplitLocked(int color, int key, const std::string& check,
                                                     const std::string& what);
+  // A collective call, in phases (core/coll/collectives.cc): CheckCall (arguments, which
+  // buffers this rank provides and where they live), PlanFor (the cached plan), PrepareRun
+  // (private copies, scaling, scratch, staging), then the executor.
   struct CollCall;
+  struct CallShape;
+  struct PreparedRun;
   Result<Work> StartCollective(const CollCall& call);
+  Result<CallShape> CheckCall(const CollCall& call) const;
+  Result<std::shared_ptr<const CollPlan>> PlanFor(const CollCall& call);
+  Result<PreparedRun> PrepareRun(const CollCall& call, const CallShape& shape, const CollPlan& plan, uint64_t seq);
   // Chooses the algorithm and builds the description, signature and schedule of a call.
   Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels);
   // Queues call(options without the stream) on o.stream (see CollOptions::stream).

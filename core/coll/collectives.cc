@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <tuple>
 
 #include "algorithms/registry.h"
 #include "core/coll/buffer_pool.h"
@@ -108,29 +109,52 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   return std::shared_ptr<const CollPlan>(std::move(plan));
 }
 
-Result<Work> Communicator::StartCollective(const CollCall& c) {
+namespace {
+// "rank 3: all_reduce", built only for messages: nothing is formatted on the path of a call
+// that succeeds.
+std::string Who(int rank, Collective coll) { return "rank " + std::to_string(rank) + ": " + algo::CollectiveName(coll); }
+}  // namespace
+
+struct Communicator::CallShape {
+  size_t elem = 0;
+  uint64_t in_count = 0, out_count = 0;  // elements of the send and receive buffers
+  bool is_root = false;
+  bool need_in = false, need_out = false;  // buffers this rank must provide
+  int device = -1;                         // where they live: -1 host memory, else a CUDA device
+};
+
+struct Communicator::PreparedRun {
+  CollBuffers bufs;
+  CollLocalWork extra;  // private input copy, premul scaling, avg division; keeps temporaries
+  std::shared_ptr<char> scratch;
+  CollStaging staging;
+  std::shared_ptr<exec::LocalEngine> local;
+  RedOp local_op = RedOp::kSum;
+};
+
+Result<Communicator::CallShape> Communicator::CheckCall(const CollCall& c) const {
   const CollOptions& o = *c.opts;
-  const char* name = algo::CollectiveName(c.coll);
-  // Built only for messages: nothing is formatted on the path of a call that succeeds.
-  auto who = [&] { return "rank " + std::to_string(rank_) + ": " + name; };
+  auto who = [&] { return Who(rank_, c.coll); };
   if (destroyed_) return InvalidUsage(who() + " on a destroyed communicator");
   if (o.stream != nullptr)
     return InvalidArgument(who() + ": a stream is taken by the blocking form only (the stream orders it)");
   TUTTI_RETURN_IF_ERROR(engine_->failure());
-  const size_t elem = DataTypeSize(c.type);
+  CallShape s;
+  s.elem = DataTypeSize(c.type);
+  const size_t elem = s.elem;
   if (elem == 0) return InvalidArgument(who() + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
   if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who() + ": unknown reduction op");
   if (Rooted(c.coll) && (c.root < 0 || c.root >= size_))
     return InvalidArgument(who() + ": root " + std::to_string(c.root) + " outside 0.." + std::to_string(size_ - 1));
   const uint64_t n = static_cast<uint64_t>(size_);
   if (c.count > (uint64_t{1} << 62) / (n * elem)) return InvalidArgument(who() + ": count " + std::to_string(c.count) + " too large");
-  auto [in_count, out_count] = BufferCounts(c.coll, n, c.count);
-  const bool is_root = c.root == rank_;
-  // Which buffers this rank must provide.
-  bool need_in = in_count > 0 && !(c.coll == Collective::kScatter && !is_root) && !(c.coll == Collective::kBroadcast && !is_root);
-  bool need_out = out_count > 0 && !((c.coll == Collective::kReduce || c.coll == Collective::kGather) && !is_root);
-  if (need_in && c.send == nullptr) return InvalidArgument(who() + ": null send buffer for " + std::to_string(in_count) + " elements");
-  if (need_out && c.recv == nullptr) return InvalidArgument(who() + ": null recv buffer for " + std::to_string(out_count) + " elements");
+  std::tie(s.in_count, s.out_count) = BufferCounts(c.coll, n, c.count);
+  s.is_root = c.root == rank_;
+  s.need_in = s.in_count > 0 && !(c.coll == Collective::kScatter && !s.is_root) &&
+              !(c.coll == Collective::kBroadcast && !s.is_root);
+  s.need_out = s.out_count > 0 && !((c.coll == Collective::kReduce || c.coll == Collective::kGather) && !s.is_root);
+  if (s.need_in && c.send == nullptr) return InvalidArgument(who() + ": null send buffer for " + std::to_string(s.in_count) + " elements");
+  if (s.need_out && c.recv == nullptr) return InvalidArgument(who() + ": null recv buffer for " + std::to_string(s.out_count) + " elements");
   if (c.op == RedOp::kPremulSum && !std::isfinite(o.premul_scalar)) return InvalidArgument(who() + ": premul_sum scalar is not finite");
   if (c.op == RedOp::kPremulSum && Reduces(c.coll)) {
     // Checks the scalar (a whole number in range for integer types) before the call is issued;
@@ -139,20 +163,23 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
   }
   // Where the buffers live: host memory (the CPU path) or one device (the device path: local
   // work on the device's engine, messages staged through page-locked host memory).
-  const int din = need_in ? devices_->DeviceOf(c.send, in_count * elem) : -1;
-  const int dout = need_out ? devices_->DeviceOf(c.recv, out_count * elem) : -1;
-  if (need_in && need_out && din != dout) {
+  const int din = s.need_in ? devices_->DeviceOf(c.send, s.in_count * elem) : -1;
+  const int dout = s.need_out ? devices_->DeviceOf(c.recv, s.out_count * elem) : -1;
+  if (s.need_in && s.need_out && din != dout) {
     auto where = [](int d) { return d < 0 ? std::string("host memory") : "memory of device " + std::to_string(d); };
     return InvalidArgument(who() + ": the send buffer is " + where(din) + " and the receive buffer " + where(dout) +
                            ": both must be on one device, or both in host memory");
   }
-  const int device = need_in ? din : dout;
-  if (device < 0 && DevicePath::DriverPresent()) {
-    if (need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "send", c.send, in_count * elem));
-    if (need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "receive", c.recv, out_count * elem));
+  s.device = s.need_in ? din : dout;
+  if (s.device < 0 && DevicePath::DriverPresent()) {
+    if (s.need_in) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "send", c.send, s.in_count * elem));
+    if (s.need_out) TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who(), "receive", c.recv, s.out_count * elem));
   }
+  return s;
+}
 
-  // The plan: algorithm, description, signature and schedule, once per distinct call.
+Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c) {
+  const CollOptions& o = *c.opts;
   const int nchannels = o.nchannels > 0 ? o.nchannels : coll_cfg_->nchannels;
   CollPlanKey key{c.coll, c.count, c.type, Reduces(c.coll) ? c.op : RedOp::kSum, Rooted(c.coll) ? c.root : 0, nchannels,
                   o.algorithm};
@@ -161,96 +188,110 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels));
     plans_->Insert(key, plan);
   }
-  if (Status claim = colls_->BeginIssue(rank_, CollLabel{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)}); !claim.ok()) {
+  return plan;
+}
+
+// Buffers: in-place and overlapping calls get a private copy of the input; premul_sum scales
+// the input first; rooted collectives give non-roots a scratch output; avg divides at the end.
+// On the device path local work goes to the device's engine and every buffer messages touch
+// gets a page-locked host mirror.
+Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, const CallShape& s, const CollPlan& plan,
+                                                           uint64_t seq) {
+  const CollOptions& o = *c.opts;
+  const size_t elem = s.elem;
+  const int device = s.device;
+  auto who = [&] { return Who(rank_, c.coll) + " #" + std::to_string(seq); };
+  PreparedRun r;
+  auto temps = std::make_shared<Temps>();
+  r.local = local_;
+  if (device >= 0) {
+    auto engine = devices_->Engine(device);
+    if (!engine.ok()) return engine.status().WithContext(who());
+    r.local = *engine;
+  }
+  auto scratch_of = [&](uint64_t bytes) -> Result<std::shared_ptr<char>> {
+    auto b = device >= 0 ? devices_->DeviceBuffer(device, bytes) : buffers_->Get(bytes);
+    if (!b.ok()) return b.status().WithContext(who());
+    return b;
+  };
+  const char* input = s.need_in ? static_cast<const char*>(c.send) : nullptr;
+  char* output = static_cast<char*>(c.recv);
+  if (!s.need_out && s.out_count > 0) {
+    TUTTI_ASSIGN_OR_RETURN(temps->output, scratch_of(s.out_count * elem));
+    output = temps->output.get();
+  }
+  // Schedules verified to run in place (algorithms/registry.h, InPlaceSafe) need no private copy
+  // of the input when the buffers are laid out as NCCL's in-place calls are.
+  bool native_in_place = false;
+  if (input != nullptr && algo::InPlaceSafe(plan.algorithm, c.coll)) {
+    const uint64_t block = static_cast<uint64_t>(rank_) * c.count * elem;
+    switch (c.coll) {
+      case Collective::kAllGather: native_in_place = input == output + block; break;
+      case Collective::kReduceScatter: native_in_place = output == input + block; break;
+      case Collective::kScatter: native_in_place = s.is_root && output == input + block; break;
+      case Collective::kGather: native_in_place = s.is_root && input == output + block; break;
+      default: native_in_place = input == output; break;
+    }
+  }
+  r.extra.keep = temps;
+  if (input != nullptr && !native_in_place && Overlap(input, s.in_count * elem, output, s.out_count * elem)) {
+    TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(s.in_count * elem));
+    r.extra.before.push_back(exec::LocalTask::Copy(temps->input.get(), input, s.in_count, c.type));
+    input = temps->input.get();
+  }
+  if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
+    if (!temps->input) {
+      TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(s.in_count * elem));
+    }
+    r.extra.before.push_back(exec::LocalTask::Scale(temps->input.get(), input, s.in_count, c.type, o.premul_scalar));
+    input = temps->input.get();
+  }
+  r.local_op = (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
+  if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !s.is_root))
+    r.extra.after.push_back(exec::LocalTask::Divide(output, s.out_count, c.type, size_));
+
+  r.bufs = CollBuffers{input, output, s.in_count, s.out_count};
+  TUTTI_ASSIGN_OR_RETURN(r.scratch, scratch_of(plan.schedule->scratch_count * elem));
+  if (device >= 0) {
+    auto mirror = [&](const char* buf, uint64_t count, std::shared_ptr<char>* keep) -> Result<char*> {
+      if (buf == nullptr || count == 0) return nullptr;
+      auto b = devices_->Staging(count * elem);
+      if (!b.ok()) return b.status().WithContext(who());
+      *keep = std::move(*b);
+      return keep->get();
+    };
+    r.staging.enabled = true;
+    TUTTI_ASSIGN_OR_RETURN(r.staging.input, mirror(input, s.in_count, &temps->input_mirror));
+    TUTTI_ASSIGN_OR_RETURN(r.staging.output, mirror(output, s.out_count, &temps->output_mirror));
+    TUTTI_ASSIGN_OR_RETURN(r.staging.scratch, mirror(r.scratch.get(), plan.schedule->scratch_count, &temps->scratch_mirror));
+  }
+  return r;
+}
+
+Result<Work> Communicator::StartCollective(const CollCall& c) {
+  TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
+  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<const CollPlan> plan, PlanFor(c));
+  const CollLabel label{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)};
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
     // The other thread's call may already be paired with the wrong call on other ranks: stop
     // everything rather than risk a silently wrong result.
     engine_->FailAndNotify(claim);
     return claim;
   }
-  std::shared_ptr<CollectiveRun> run;
   const uint64_t seq = ++coll_seq_;
-
   // From here on the call has its sequence number, which the other ranks' calls share: a
   // failure now (out of memory, say) leaves them waiting for our messages, so it fails the
   // communicator and tells the peers why instead of letting them run into their timeout.
   Result<Work> started = [&]() -> Result<Work> {
-  // Buffers: in-place and overlapping calls get a private copy of the input; premul_sum scales
-  // the input first; rooted collectives give non-roots a scratch output.
-  auto temps = std::make_shared<Temps>();
-  std::shared_ptr<exec::LocalEngine> local = local_;
-  if (device >= 0) {
-    auto engine = devices_->Engine(device);
-    if (!engine.ok()) return engine.status().WithContext(who() + " #" + std::to_string(seq));
-    local = *engine;
-  }
-  auto scratch_of = [&](uint64_t bytes) -> Result<std::shared_ptr<char>> {
-    auto b = device >= 0 ? devices_->DeviceBuffer(device, bytes) : buffers_->Get(bytes);
-    if (!b.ok()) return b.status().WithContext(who() + " #" + std::to_string(seq));
-    return b;
-  };
-  const char* input = static_cast<const char*>(c.send);
-  char* output = static_cast<char*>(c.recv);
-  if (!need_out && out_count > 0) {
-    TUTTI_ASSIGN_OR_RETURN(temps->output, scratch_of(out_count * elem));
-    output = temps->output.get();
-  }
-  if (!need_in) input = nullptr;
-  // Schedules verified to run in place (algorithms/registry.h, InPlaceSafe) need no private copy
-  // of the input when the buffers are laid out as NCCL's in-place calls are.
-  bool native_in_place = false;
-  if (input != nullptr && algo::InPlaceSafe(plan->algorithm, c.coll)) {
-    const uint64_t block = static_cast<uint64_t>(rank_) * c.count * elem;
-    switch (c.coll) {
-      case Collective::kAllGather: native_in_place = input == output + block; break;
-      case Collective::kReduceScatter: native_in_place = output == input + block; break;
-      case Collective::kScatter: native_in_place = is_root && output == input + block; break;
-      case Collective::kGather: native_in_place = is_root && input == output + block; break;
-      default: native_in_place = input == output; break;
-    }
-  }
-  CollLocalWork extra;
-  extra.keep = temps;
-  if (input != nullptr && !native_in_place && Overlap(input, in_count * elem, output, out_count * elem)) {
-    TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
-    extra.before.push_back(exec::LocalTask::Copy(temps->input.get(), input, in_count, c.type));
-    input = temps->input.get();
-  }
-  if (c.op == RedOp::kPremulSum && Reduces(c.coll) && input != nullptr) {
-    if (!temps->input) {
-      TUTTI_ASSIGN_OR_RETURN(temps->input, scratch_of(in_count * elem));
-    }
-    extra.before.push_back(exec::LocalTask::Scale(temps->input.get(), input, in_count, c.type, o.premul_scalar));
-    input = temps->input.get();
-  }
-  RedOp local_op = (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
-  if (c.op == RedOp::kAvg && Reduces(c.coll) && !(c.coll == Collective::kReduce && !is_root))
-    extra.after.push_back(exec::LocalTask::Divide(output, out_count, c.type, size_));
-
-  CollBuffers bufs{input, output, in_count, out_count};
-  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, scratch_of(plan->schedule->scratch_count * elem));
-  CollStaging staging;
-  if (device >= 0) {
-    auto mirror = [&](const char* buf, uint64_t count, std::shared_ptr<char>* keep) -> Result<char*> {
-      if (buf == nullptr || count == 0) return nullptr;
-      auto b = devices_->Staging(count * elem);
-      if (!b.ok()) return b.status().WithContext(who() + " #" + std::to_string(seq));
-      *keep = std::move(*b);
-      return keep->get();
-    };
-    staging.enabled = true;
-    TUTTI_ASSIGN_OR_RETURN(staging.input, mirror(input, in_count, &temps->input_mirror));
-    TUTTI_ASSIGN_OR_RETURN(staging.output, mirror(output, out_count, &temps->output_mirror));
-    TUTTI_ASSIGN_OR_RETURN(staging.scratch, mirror(scratch.get(), plan->schedule->scratch_count, &temps->scratch_mirror));
-  }
-  run = std::make_shared<CollectiveRun>(engine_, std::move(local), plan->schedule, bufs, std::move(scratch), c.type,
-                                        local_op, plan->sig, seq, CollLabel{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)}, std::move(extra),
-                                        staging);
-  TUTTI_RETURN_IF_ERROR(run->Validate());
-  colls_->EndIssue(run);
-  run->Advance();
-  const double limit = o.timeout_s >= 0 ? o.timeout_s : timeout();
-  return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us,
-                                         engine_->options().yield_us));
+    TUTTI_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(c, shape, *plan, seq));
+    auto run = std::make_shared<CollectiveRun>(engine_, std::move(p.local), plan->schedule, p.bufs, std::move(p.scratch),
+                                               c.type, p.local_op, plan->sig, seq, label, std::move(p.extra), p.staging);
+    TUTTI_RETURN_IF_ERROR(run->Validate());
+    colls_->EndIssue(run);
+    run->Advance();
+    const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
+    return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us,
+                                           engine_->options().yield_us));
   }();
   if (!started.ok()) {
     colls_->EndIssue(nullptr);

@@ -181,6 +181,13 @@ class P2PEngine : public FrameSink {
   void AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t bytes);
   void StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc);
   void PumpStreamingLocked(Peer& p);
+  // OnFrame by frame type.
+  Status OnDataLocked(Peer& p, int peer, const FrameHeader& h);
+  Status OnRtsLocked(Peer& p, int peer, const FrameHeader& h);
+  Status OnBulkLocked(Peer& p, int peer, const FrameHeader& h);
+  Status OnDoneLocked(Peer& p, int peer, const FrameHeader& h);
+  Status OnReplyLocked(Peer& p, int peer, const FrameHeader& h);
+  Status OnCloseLocked(Peer& p, int peer, const FrameHeader& h);
   // Posts a one-sided copy of [offset, offset+len) of op's buffer; it ends in OnAccessDone.
   Status PostAccessLocked(Peer& p, const std::shared_ptr<Op>& op, AccessRole role, const std::string& desc,
                           uint64_t offset, uint64_t len);

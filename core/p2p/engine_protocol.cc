@@ -268,124 +268,132 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   }
 }
 
+// A frame whose payload is in place, by type. Runs with mu_ held, inside the connection's
+// Progress().
 Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
   switch (h.type) {
-    case FrameType::kData:
-      if (p.cur_op) {
-        Complete(p.cur_op, OkStatus());
-        p.cur_op.reset();
-        SendControlLocked(p, FrameType::kAck, h.id, 0);
-      } else if (p.cur_in) {
-        std::shared_ptr<Incoming> in = std::move(p.cur_in);
-        in->complete = true;
-        if (in->waiting) {
-          std::shared_ptr<Op> op = std::move(in->waiting);
-          if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
-          Complete(op, OkStatus());
-          SendControlLocked(p, FrameType::kAck, h.id, 0);
-        }
-      }
-      return OkStatus();
-    case FrameType::kRts: {
-      if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
-        auto in = std::make_shared<Incoming>();
-        in->type = FrameType::kRts;
-        in->id = h.id;
-        in->sig = h.sig;
-        in->size = h.arg;
-        in->descriptor = p.cur_descriptor;
-        in->complete = true;
-        MatchLocked(p, op, in);
-        return OkStatus();
-      }
-      auto in = std::make_shared<Incoming>();
-      in->type = FrameType::kRts;
-      in->id = h.id;
-      in->tag = h.tag;
-      in->sig = h.sig;
-      in->size = h.arg;
-      in->descriptor = p.cur_descriptor;
-      in->complete = true;
-      p.unexpected[h.tag].push_back(in);
-      return OkStatus();
-    }
-    case FrameType::kBulk: {
-      auto it = p.bulk_recvs.find(h.id);
-      if (it == p.bulk_recvs.end()) return OkStatus();  // failed meanwhile
-      AddReceivedLocked(p, it->second, h.payload_len);
-      return OkStatus();
-    }
-    case FrameType::kDone: {
-      auto it = p.bulk_recvs.find(h.id);
-      if (it == p.bulk_recvs.end()) {
-        if (!failed_.ok()) return OkStatus();  // forgotten at the failure
-        return ProtocolError("DONE for unknown message " + std::to_string(h.id) + " from " + R(peer));
-      }
-      if (h.arg > it->second->size - it->second->bytes_done)
-        return ProtocolError("DONE for more bytes than message " + std::to_string(h.id) + " has left");
-      AddReceivedLocked(p, it->second, h.arg);
-      return OkStatus();
-    }
+    case FrameType::kData: return OnDataLocked(p, peer, h);
+    case FrameType::kRts: return OnRtsLocked(p, peer, h);
+    case FrameType::kBulk: return OnBulkLocked(p, peer, h);
+    case FrameType::kDone: return OnDoneLocked(p, peer, h);
     case FrameType::kAck:
     case FrameType::kNack:
-    case FrameType::kCts: {
-      auto it = p.sends.find(h.id);
-      if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
-      if (it == p.sends.end())
-        return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
-                             std::to_string(h.id) + " from " + R(peer));
-      std::shared_ptr<Op> op = it->second;
-      if (h.type == FrameType::kCts && op->matched)
-        return ProtocolError("second CTS for message " + std::to_string(h.id) + " from " + R(peer));
-      if (h.type != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
-      op->matched = true;
-      if (op->eager && h.type != FrameType::kCts) p.eager_inflight -= op->size;
-      if (h.type == FrameType::kAck) {
-        Complete(op, OkStatus());
-      } else if (h.type == FrameType::kNack) {
-        Complete(op, MismatchError(
-                         R(opts_.rank) + ": " + op->Describe() +
-                         (h.sig != op->sig ? " was matched by a receive of a different collective call on rank " +
-                                                 std::to_string(peer) +
-                                                 ": ranks called different collectives, counts, types, ops or "
-                                                 "roots in the same position"
-                                           : " was matched by a recv of " + std::to_string(h.arg) + " bytes on rank " +
-                                                 std::to_string(peer) + ": sizes differ")));
-      } else if (op->eager) {
-        return ProtocolError("CTS for an eager message from " + R(peer));
-      } else if (op->size == 0) {
-        Complete(op, OkStatus());
-      } else if (h.arg > op->size) {
-        return ProtocolError("CTS from " + R(peer) + " starts past the end of message " + std::to_string(h.id));
-      } else {
-        StartBulkLocked(p, op, h.arg, p.cur_descriptor);
-      }
-      return OkStatus();
-    }
-    case FrameType::kPing:
-      return OkStatus();  // OnHeader noted that the peer is alive
-    case FrameType::kClose: {
-      TUTTI_LOG(Info, P2P, "rank %d: rank %d closed its communicator", opts_.rank, peer);
-      if (!p.cur_descriptor.empty()) {
-        // The peer gave up because of an error: this communicator cannot go on either, and
-        // every rank should hear the original cause (which names the rank that failed first).
-        Status why = RemoteError(R(peer) + " left after an error: " + p.cur_descriptor);
-        p.closed = why;
-        FailAllLocked(why);
-        return OkStatus();
-      }
-      p.closed = RemoteError(R(peer) + " closed its communicator (destroyed or exited)");
-      // Messages that already arrived stay receivable; everything else with this peer fails.
-      auto unexpected = std::move(p.unexpected);
-      FailPeerOpsLocked(p, p.closed);
-      for (auto& [tag, q] : unexpected)
-        for (auto& in : q)
-          if (in->type == FrameType::kData && in->complete) p.unexpected[tag].push_back(in);
-      return OkStatus();
-    }
+    case FrameType::kCts: return OnReplyLocked(p, peer, h);
+    case FrameType::kPing: return OkStatus();  // OnHeader noted that the peer is alive
+    case FrameType::kClose: return OnCloseLocked(p, peer, h);
   }
   return ProtocolError("unknown frame type from " + R(peer));
+}
+
+Status P2PEngine::OnDataLocked(Peer& p, int peer, const FrameHeader& h) {
+  if (p.cur_op) {
+    Complete(p.cur_op, OkStatus());
+    p.cur_op.reset();
+    SendControlLocked(p, FrameType::kAck, h.id, 0);
+  } else if (p.cur_in) {
+    std::shared_ptr<Incoming> in = std::move(p.cur_in);
+    in->complete = true;
+    if (in->waiting) {
+      std::shared_ptr<Op> op = std::move(in->waiting);
+      if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
+      Complete(op, OkStatus());
+      SendControlLocked(p, FrameType::kAck, h.id, 0);
+    }
+  }
+  return OkStatus();
+}
+
+Status P2PEngine::OnRtsLocked(Peer& p, int peer, const FrameHeader& h) {
+  auto in = std::make_shared<Incoming>();
+  in->type = FrameType::kRts;
+  in->id = h.id;
+  in->tag = h.tag;
+  in->sig = h.sig;
+  in->size = h.arg;
+  in->descriptor = p.cur_descriptor;
+  in->complete = true;
+  if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
+    MatchLocked(p, op, in);
+  } else {
+    p.unexpected[h.tag].push_back(std::move(in));
+  }
+  return OkStatus();
+}
+
+Status P2PEngine::OnBulkLocked(Peer& p, int peer, const FrameHeader& h) {
+  auto it = p.bulk_recvs.find(h.id);
+  if (it == p.bulk_recvs.end()) return OkStatus();  // failed meanwhile
+  AddReceivedLocked(p, it->second, h.payload_len);
+  return OkStatus();
+}
+
+Status P2PEngine::OnDoneLocked(Peer& p, int peer, const FrameHeader& h) {
+  auto it = p.bulk_recvs.find(h.id);
+  if (it == p.bulk_recvs.end()) {
+    if (!failed_.ok()) return OkStatus();  // forgotten at the failure
+    return ProtocolError("DONE for unknown message " + std::to_string(h.id) + " from " + R(peer));
+  }
+  if (h.arg > it->second->size - it->second->bytes_done)
+    return ProtocolError("DONE for more bytes than message " + std::to_string(h.id) + " has left");
+  AddReceivedLocked(p, it->second, h.arg);
+  return OkStatus();
+}
+
+// ACK, NACK or CTS: the receiver's answer to one of our sends.
+Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
+  auto it = p.sends.find(h.id);
+  if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
+  if (it == p.sends.end())
+    return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
+                         std::to_string(h.id) + " from " + R(peer));
+  std::shared_ptr<Op> op = it->second;
+  if (h.type == FrameType::kCts && op->matched)
+    return ProtocolError("second CTS for message " + std::to_string(h.id) + " from " + R(peer));
+  if (h.type != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
+  op->matched = true;
+  if (op->eager && h.type != FrameType::kCts) p.eager_inflight -= op->size;
+  if (h.type == FrameType::kAck) {
+    Complete(op, OkStatus());
+  } else if (h.type == FrameType::kNack) {
+    Complete(op, MismatchError(
+                     R(opts_.rank) + ": " + op->Describe() +
+                     (h.sig != op->sig ? " was matched by a receive of a different collective call on rank " +
+                                             std::to_string(peer) +
+                                             ": ranks called different collectives, counts, types, ops or "
+                                             "roots in the same position"
+                                       : " was matched by a recv of " + std::to_string(h.arg) + " bytes on rank " +
+                                             std::to_string(peer) + ": sizes differ")));
+  } else if (op->eager) {
+    return ProtocolError("CTS for an eager message from " + R(peer));
+  } else if (op->size == 0) {
+    Complete(op, OkStatus());
+  } else if (h.arg > op->size) {
+    return ProtocolError("CTS from " + R(peer) + " starts past the end of message " + std::to_string(h.id));
+  } else {
+    StartBulkLocked(p, op, h.arg, p.cur_descriptor);
+  }
+  return OkStatus();
+}
+
+Status P2PEngine::OnCloseLocked(Peer& p, int peer, const FrameHeader& h) {
+  TUTTI_LOG(Info, P2P, "rank %d: rank %d closed its communicator", opts_.rank, peer);
+  if (!p.cur_descriptor.empty()) {
+    // The peer gave up because of an error: this communicator cannot go on either, and
+    // every rank should hear the original cause (which names the rank that failed first).
+    Status why = RemoteError(R(peer) + " left after an error: " + p.cur_descriptor);
+    p.closed = why;
+    FailAllLocked(why);
+    return OkStatus();
+  }
+  p.closed = RemoteError(R(peer) + " closed its communicator (destroyed or exited)");
+  // Messages that already arrived stay receivable; everything else with this peer fails.
+  auto unexpected = std::move(p.unexpected);
+  FailPeerOpsLocked(p, p.closed);
+  for (auto& [tag, q] : unexpected)
+    for (auto& in : q)
+      if (in->type == FrameType::kData && in->complete) p.unexpected[tag].push_back(in);
+  return OkStatus();
 }
 
 void P2PEngine::OnSent(int peer, uint64_t cookie) {
