@@ -383,6 +383,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     }
     auto engine = std::make_shared<P2PEngine>(cfg.engine);
 
+    for (size_t t = 0; t < transports.size(); ++t)
+      if (!peers_of[t].empty()) engine->AddContext(transports[t]->name(), transports[t]->MakeContext());
     // 3. Each transport connects its peers (setup blobs through the store), now or lazily.
     if (!cfg.lazy) {
       StoreExchange ex(*store, waits, rank, size);

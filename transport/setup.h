@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "transport/context.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -50,6 +51,8 @@ class TransportSetup {
  public:
   virtual ~TransportSetup() = default;
   virtual const char* name() const = 0;
+  // The context that drives progress for this transport's connections of one communicator.
+  virtual std::unique_ptr<TransportContext> MakeContext() const { return std::make_unique<PollEveryConnection>(); }
   // Whether this transport can connect `me` and `peer`, judged from their cards.
   virtual bool CanConnect(const PeerInfo& me, const PeerInfo& peer) const = 0;
   // Connects to every rank in `peers` (each of them calls Connect with this rank among its

@@ -60,6 +60,14 @@ void P2PEngine::SetConnection(int peer, std::unique_ptr<Connection> conn) {
   }
   p.conn = std::move(conn);
   p.last_heard = Clock::now();
+  TransportContext* ctx = nullptr;
+  for (auto& [name, c] : contexts_)
+    if (name == p.conn->name()) ctx = c.get();
+  if (ctx == nullptr) {
+    contexts_.emplace_back(p.conn->name(), std::make_unique<PollEveryConnection>());
+    ctx = contexts_.back().second.get();
+  }
+  ctx->Attach(p.conn.get());
   live_[peer].store(p.conn.get(), std::memory_order_release);
   {
     std::lock_guard<std::mutex> fl(fds_mu_);
@@ -69,6 +77,11 @@ void P2PEngine::SetConnection(int peer, std::unique_ptr<Connection> conn) {
   std::deque<std::shared_ptr<Op>> deferred = std::move(p.deferred);
   for (auto& op : deferred) StartSendLocked(p, op);
   ProgressLocked();
+}
+
+void P2PEngine::AddContext(const std::string& transport, std::unique_ptr<TransportContext> ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  contexts_.emplace_back(transport, std::move(ctx));
 }
 
 void P2PEngine::ConnectFailed(int peer, const Status& why) {
@@ -167,10 +180,18 @@ void P2PEngine::Complete(const std::shared_ptr<Op>& op, Status st) {
 
 bool P2PEngine::ProgressLocked() {
   bool moved = false;
-  for (size_t i = 0; i < peers_.size(); ++i) {
+  for (Peer& p : peers_)
+    if (p.conn && p.closed.ok() && !p.streaming.empty()) PumpStreamingLocked(p);
+  // One question per transport: which of its connections may have work. (The list is taken
+  // out of the member while in use, should a handler below ever progress again.)
+  std::vector<Connection*> ready;
+  ready.swap(ready_);
+  ready.clear();
+  for (auto& [name, ctx] : contexts_) ctx->Ready(&ready);
+  for (Connection* conn : ready) {
+    const int i = conn->peer();
     Peer& p = peers_[i];
-    if (!p.conn || !p.closed.ok()) continue;
-    if (!p.streaming.empty()) PumpStreamingLocked(p);
+    if (p.conn.get() != conn || !p.closed.ok()) continue;
     Result<bool> r = p.conn->Progress(*this);
     if (!r.ok()) {
       if (!p.closed.ok()) {  // the peer said CLOSE, then its end went away: expected
@@ -182,6 +203,7 @@ bool P2PEngine::ProgressLocked() {
     }
     moved = moved || *r;
   }
+  ready_.swap(ready);
   return moved;
 }
 

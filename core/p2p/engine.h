@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/p2p/op.h"
+#include "transport/context.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -55,6 +56,10 @@ class P2PEngine : public FrameSink {
   // Installs the connection to `peer`: before any operation with it (eager connection), or when
   // a lazy connection arrives, which starts the sends that waited for it.
   void SetConnection(int peer, std::unique_ptr<Connection> conn);
+  // The progress context of a transport (by name): connections of that transport are attached
+  // to it, and each progress pass asks it which of them have work. Transports without one get
+  // a context that names every connection. Before the first connection of the transport.
+  void AddContext(const std::string& transport, std::unique_ptr<TransportContext> ctx);
   // Lazy connection: operations with a peer that has no connection yet ask `request(peer)`
   // (once per peer; it must not block) and wait in the engine; the connection comes through
   // SetConnection, or ConnectFailed fails the communicator. Set before the first operation.
@@ -223,6 +228,8 @@ class P2PEngine : public FrameSink {
   // The connections again, for what runs without mu_ (RunAccesses); set once per peer.
   std::unique_ptr<std::atomic<Connection*>[]> live_;
   std::function<void(int)> connector_;  // lazy connection (null: every peer connected at init)
+  std::vector<std::pair<std::string, std::unique_ptr<TransportContext>>> contexts_;  // by transport
+  std::vector<Connection*> ready_;  // scratch of ProgressLocked
   std::mutex fds_mu_;                   // wait_fds_ (read while sleeping, without mu_)
   std::vector<int> wait_fds_;
   std::string close_reason_;  // payload of our CLOSE frames (kept alive while they are queued)

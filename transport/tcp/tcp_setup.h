@@ -5,6 +5,7 @@
 #pragma once
 
 #include "transport/setup.h"
+#include "transport/tcp/tcp_context.h"
 #include "transport/tcp/tcp_connection.h"
 
 namespace tutti {
@@ -23,6 +24,7 @@ class TcpSetup : public TransportSetup {
   explicit TcpSetup(TcpSetupOptions opts) : opts_(std::move(opts)) {}
   const char* name() const override { return "tcp"; }
   bool CanConnect(const PeerInfo&, const PeerInfo&) const override { return true; }
+  std::unique_ptr<TransportContext> MakeContext() const override { return std::make_unique<TcpContext>(); }
   Result<std::map<int, std::unique_ptr<Connection>>> Connect(const std::vector<PeerInfo>& cards,
                                                               const std::set<int>& peers,
                                                               SetupExchange& ex) override;

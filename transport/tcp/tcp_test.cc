@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <set>
 #include <thread>
 
 #include "transport/tcp/tcp_bootstrap.h"
 #include "transport/tcp/tcp_connection.h"
+#include "transport/tcp/tcp_context.h"
 #include "transport/test_sink.h"
 
 namespace tutti {
@@ -163,6 +165,60 @@ TEST(Tcp, AcceptTimesOutNamingMissingRanks) {
   auto got = (*l)->Accept(me, {2, 3}, DeadlineIn(0.2));
   ASSERT_EQ(got.status().code(), Code::kTimeout);
   EXPECT_NE(got.status().message().find("2, 3"), std::string::npos);
+}
+
+// One epoll set finds the connections with work: data arrived, output queued, the peer gone.
+TEST(TcpContext, ReadyNamesExactlyTheConnectionsWithWork) {
+  std::vector<Pair> pairs;
+  for (int i = 0; i < 6; ++i) pairs.push_back(Connect(i % 2 ? 2 : 1));
+  TcpContext ctx;
+  for (Pair& p : pairs) ctx.Attach(p.a.get());
+  auto ready = [&] {
+    std::vector<Connection*> r;
+    ctx.Ready(&r);
+    return std::set<Connection*>(r.begin(), r.end());
+  };
+  EXPECT_TRUE(ready().empty());
+  // Data from peer 2.
+  const std::string msg = "hello";
+  ASSERT_TRUE(pairs[2].b->Enqueue(MakeHeader(FrameType::kData, 1, msg.size(), msg.size()), msg.data(), 0).ok());
+  RecordingSink sb, sa;
+  for (int i = 0; i < 1000 && pairs[2].b->queued_bytes() > 0; ++i) ASSERT_TRUE(pairs[2].b->Progress(sb).ok());
+  for (int i = 0; i < 1000 && ready().empty(); ++i) std::this_thread::yield();
+  EXPECT_EQ(ready(), std::set<Connection*>{pairs[2].a.get()});
+  // Output queued on connection 4: more than the socket takes at once (Enqueue writes what it can).
+  const std::string big(pairs[4].a->max_payload(), 'x');
+  for (uint64_t off = 0; off < (uint64_t{256} << 20) && pairs[4].a->queued_bytes() == 0; off += big.size())
+    ASSERT_TRUE(pairs[4].a->Enqueue(MakeHeader(FrameType::kBulk, 9, off, big.size()), big.data(), 0).ok());
+  ASSERT_GT(pairs[4].a->queued_bytes(), 0u);
+  EXPECT_EQ(ready(), (std::set<Connection*>{pairs[2].a.get(), pairs[4].a.get()}));
+  // Reading the data and writing the output leaves nothing to do.
+  for (int i = 0; i < 1000 && sa.frames.empty(); ++i) ASSERT_TRUE(pairs[2].a->Progress(sa).ok());
+  ASSERT_EQ(sa.frames.size(), 1u);
+  RecordingSink s4;
+  for (int i = 0; i < 1000000 && pairs[4].a->queued_bytes() > 0; ++i) {
+    ASSERT_TRUE(pairs[4].a->Progress(sa).ok());
+    ASSERT_TRUE(pairs[4].b->Progress(s4).ok());  // the peer drains its socket
+  }
+  ASSERT_EQ(pairs[4].a->queued_bytes(), 0u);
+  EXPECT_TRUE(ready().empty());
+  // Peer 5 goes away: its end shows up, and Progress reports it.
+  pairs[5].b->Close();
+  for (int i = 0; i < 100000 && ready().empty(); ++i) std::this_thread::yield();
+  EXPECT_EQ(ready(), std::set<Connection*>{pairs[5].a.get()});
+  bool failed = false;
+  for (int i = 0; i < 1000 && !failed; ++i) failed = !pairs[5].a->Progress(sa).ok();
+  EXPECT_TRUE(failed);
+}
+
+TEST(TcpContext, FewConnectionsAreAllNamed) {
+  std::vector<Pair> pairs;
+  for (size_t i = 0; i < TcpContext::kPollEachUpTo; ++i) pairs.push_back(Connect(1));
+  TcpContext ctx;
+  for (Pair& p : pairs) ctx.Attach(p.a.get());
+  std::vector<Connection*> r;
+  ctx.Ready(&r);
+  EXPECT_EQ(r.size(), TcpContext::kPollEachUpTo);
 }
 
 }  // namespace
