@@ -154,6 +154,20 @@ Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double tim
   return w.Wait(timeout_s);
 }
 
+Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, HostStream& stream) {
+  CollOptions o;
+  o.stream = &stream;
+  return OnStream(o, "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer),
+                  [=, this](const CollOptions&) { return Send(buf, bytes, peer, tag); });
+}
+
+Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, HostStream& stream) {
+  CollOptions o;
+  o.stream = &stream;
+  return OnStream(o, "recv of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer),
+                  [=, this](const CollOptions&) { return Recv(buf, bytes, peer, tag); });
+}
+
 Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
   if (tag < 0) return InvalidArgument(R(rank_) + ": send with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");

@@ -109,6 +109,14 @@ class Communicator {
   Status Recv(void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
   Result<Work> ISend(const void* buf, size_t bytes, int peer, int tag = 0);
   Result<Work> IRecv(void* buf, size_t bytes, int peer, int tag = 0);
+  // Stream-ordered (ncclSend / ncclRecv on a host stream): enqueues and returns at once; the
+  // operation runs after what `stream` already holds and later work on the stream waits for it;
+  // argument errors and failures surface at stream.Synchronize(), naming the call. As with NCCL
+  // outside a group, a send and its matching receive must not each wait, on the two ranks'
+  // streams, behind the other's partner (order them alike on both sides, or use two streams).
+  // The buffer must stay valid until the stream has run the call.
+  Status Send(const void* buf, size_t bytes, int peer, int tag, HostStream& stream);
+  Status Recv(void* buf, size_t bytes, int peer, int tag, HostStream& stream);
 
   // Collectives. Every rank calls the same collectives in the same order with the same count,
   // type, op and root (a mismatch is an error on the ranks involved, detected when their

@@ -1,6 +1,7 @@
-// Stream-ordered collectives on host streams (CollOptions::stream): the call enqueues and
-// returns, runs in order with other work on the stream, two communicators' collectives on two
-// streams overlap, and errors surface when the stream is synchronized.
+// Stream-ordered collectives (CollOptions::stream) and point-to-point (Send/Recv with a stream)
+// on host streams: the call enqueues and returns, runs in order with other work on the stream,
+// two communicators' collectives on two streams overlap, and errors surface when the stream is
+// synchronized.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -104,6 +105,61 @@ TEST(Stream, ErrorsSurfaceOnSynchronizeNamingTheCall) {
     // The asynchronous forms do not take a stream.
     EXPECT_EQ(c.IBarrier(o).status().code(), Code::kInvalidArgument);
   });
+}
+
+TEST(Stream, PointToPointEnqueuesAndRunsInStreamOrder) {
+  RunThreadRanks(2, [](Communicator& c) {
+    HostStream s("p2p stream");
+    std::atomic<bool> release{false};
+    std::vector<int> buf(100000, 0);  // past the eager limit: the send needs the receiver
+    s.Enqueue("hold", [&] {
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return OkStatus();
+    });
+    int seen_after = -1;
+    if (c.rank() == 0) {
+      s.Enqueue("fill", [&] {
+        for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<int>(i);
+        return OkStatus();
+      });
+      ASSERT_TRUE(c.Send(buf.data(), buf.size() * sizeof(int), 1, 4, s).ok());
+    } else {
+      ASSERT_TRUE(c.Recv(buf.data(), buf.size() * sizeof(int), 0, 4, s).ok());
+      s.Enqueue("read", [&] {
+        seen_after = buf[99999];
+        return OkStatus();
+      });
+    }
+    // Both calls returned while the streams are held: nothing moved.
+    EXPECT_EQ(buf[99999], 0);
+    EXPECT_FALSE(s.Idle());
+    release = true;
+    ASSERT_TRUE(s.Synchronize().ok());
+    EXPECT_EQ(buf[99999], 99999);
+    if (c.rank() == 1) EXPECT_EQ(seen_after, 99999);  // later stream work saw the data
+  });
+}
+
+TEST(Stream, PointToPointErrorsSurfaceOnSynchronize) {
+  RunThreadRanks(2, [](Communicator& c) {
+    HostStream s("s");
+    int x = 5;
+    ASSERT_TRUE(c.Send(&x, sizeof(x), /*peer=*/9, 0, s).ok());  // checked when it runs
+    Status st = s.Synchronize();
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("rank 9"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("send of 4 bytes"), std::string::npos) << st.ToString();
+    // A receive that no send matches ends at the communicator's timeout, reported by the stream.
+    ASSERT_TRUE(c.Recv(&x, sizeof(x), 1 - c.rank(), 77, s).ok());
+    st = s.Synchronize();
+    EXPECT_EQ(st.code(), Code::kTimeout) << st.ToString();
+    EXPECT_NE(st.message().find("recv of 4 bytes from rank"), std::string::npos) << st.ToString();
+    ASSERT_TRUE(c.Barrier().ok());  // neither leaves (closing its end) before both timed out
+  }, [] {
+    CommOptions o;
+    o.timeout_s = 0.5;
+    return o;
+  }());
 }
 
 TEST(Stream, WorkQueuedForADestroyedCommunicatorFailsCleanly) {
