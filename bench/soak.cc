@@ -91,7 +91,10 @@ double Input(const Call& c, int nranks, int r, size_t i) {
     case RedOp::kSum: return upto(lim / nranks);
     case RedOp::kProd: return (r < 31 - __builtin_clz(lim) && (h & 1)) ? 2 : 1;
     case RedOp::kMin:
-    case RedOp::kMax: return upto(lim);
+    case RedOp::kMax:
+    case RedOp::kBand:
+    case RedOp::kBor:
+    case RedOp::kBxor: return upto(lim);
     case RedOp::kAvg: return nranks * upto(lim / (nranks * nranks));
     case RedOp::kPremulSum: return upto(lim / (2 * nranks));
   }
@@ -131,6 +134,9 @@ double Reduced(const Call& c, int n, size_t i) {
       case RedOp::kMin: acc = std::min(acc, v); break;
       case RedOp::kMax: acc = std::max(acc, v); break;
       case RedOp::kPremulSum: acc += v * PremulScalar(r); break;
+      case RedOp::kBand: acc = static_cast<double>(static_cast<int64_t>(acc) & static_cast<int64_t>(v)); break;
+      case RedOp::kBor: acc = static_cast<double>(static_cast<int64_t>(acc) | static_cast<int64_t>(v)); break;
+      case RedOp::kBxor: acc = static_cast<double>(static_cast<int64_t>(acc) ^ static_cast<int64_t>(v)); break;
     }
   }
   return c.op == RedOp::kAvg ? acc / n : acc;
@@ -158,6 +164,7 @@ Call Draw(std::mt19937_64& rng, int n, int large_percent) {  // the same on ever
   c.coll = static_cast<Coll>(i);
   c.type = static_cast<DataType>(rng() % kNumDataTypes);
   c.op = static_cast<RedOp>(rng() % kNumRedOps);
+  if (IsBitwise(c.op) && IsFloatingPoint(c.type)) c.op = RedOp::kMax;  // bitwise: integer types only
   const double u = std::uniform_real_distribution<double>(0, 1)(rng);
   const bool large = static_cast<int>(rng() % 100) < large_percent;
   const size_t bytes =

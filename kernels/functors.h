@@ -93,6 +93,22 @@ template <class T>
 struct Max {
   TUTTI_HD TUTTI_INLINE static T Apply(T a, T b) { return (a < b || b != b) ? b : a; }
 };
+// Bitwise ops, for integer types only.
+template <class T>
+struct BitAnd {
+  static_assert(std::is_integral_v<T>);
+  TUTTI_HD TUTTI_INLINE static T Apply(T a, T b) { return static_cast<T>(a & b); }
+};
+template <class T>
+struct BitOr {
+  static_assert(std::is_integral_v<T>);
+  TUTTI_HD TUTTI_INLINE static T Apply(T a, T b) { return static_cast<T>(a | b); }
+};
+template <class T>
+struct BitXor {
+  static_assert(std::is_integral_v<T>);
+  TUTTI_HD TUTTI_INLINE static T Apply(T a, T b) { return static_cast<T>(a ^ b); }
+};
 
 // ---- premul_sum and avg, one element ------------------------------------------------------------
 
@@ -158,7 +174,7 @@ auto DispatchType(DataType t, F&& f, G&& on_invalid) {
 }
 
 // Calls f(TypeTag<Op>{}) with the functor template instantiated for accumulation type A, for
-// sum/prod/min/max; on_invalid() for any other op.
+// sum/prod/min/max, and band/bor/bxor when A is an integer type; on_invalid() otherwise.
 template <class A, class F, class G>
 auto DispatchOp(RedOp op, F&& f, G&& on_invalid) {
   switch (op) {
@@ -167,6 +183,14 @@ auto DispatchOp(RedOp op, F&& f, G&& on_invalid) {
     case RedOp::kMin: return f(TypeTag<Min<A>>{});
     case RedOp::kMax: return f(TypeTag<Max<A>>{});
     default: break;
+  }
+  if constexpr (std::is_integral_v<A>) {
+    switch (op) {
+      case RedOp::kBand: return f(TypeTag<BitAnd<A>>{});
+      case RedOp::kBor: return f(TypeTag<BitOr<A>>{});
+      case RedOp::kBxor: return f(TypeTag<BitXor<A>>{});
+      default: break;
+    }
   }
   return on_invalid();
 }

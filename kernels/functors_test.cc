@@ -86,13 +86,20 @@ TEST(Functors, DispatchCoversEveryTypeWithItsSize) {
   }
 }
 
-TEST(Functors, DispatchOpOnlyForTheFourElementwiseOps) {
-  int hits = 0;
+TEST(Functors, DispatchOpOnlyForTheElementwiseOps) {
+  int hits = 0, int_hits = 0;
   for (int i = 0; i < kNumRedOps; ++i) {
     hits += DispatchOp<float>(
         static_cast<RedOp>(i), [](auto) { return 1; }, [] { return 0; });
+    int_hits += DispatchOp<int32_t>(
+        static_cast<RedOp>(i), [](auto) { return 1; }, [] { return 0; });
   }
-  EXPECT_EQ(hits, 4);
+  EXPECT_EQ(hits, 4);      // sum, prod, min, max
+  EXPECT_EQ(int_hits, 7);  // and band, bor, bxor
+  EXPECT_EQ(DispatchOp<uint8_t>(
+                RedOp::kBxor, [](auto tag) { return decltype(tag)::type::Apply(uint8_t{0xF0}, uint8_t{0x3C}); },
+                [] { return uint8_t{0}; }),
+            0xCC);
   const float r = DispatchOp<float>(
       RedOp::kMax, [](auto tag) { return decltype(tag)::type::Apply(1.0f, 2.0f); },
       [] { return 0.0f; });

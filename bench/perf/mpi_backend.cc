@@ -48,6 +48,9 @@ bool ToMpiOp(RedOp op, MPI_Op* out) {
     case RedOp::kProd: *out = MPI_PROD; return true;
     case RedOp::kMin: *out = MPI_MIN; return true;
     case RedOp::kMax: *out = MPI_MAX; return true;
+    case RedOp::kBand: *out = MPI_BAND; return true;
+    case RedOp::kBor: *out = MPI_BOR; return true;
+    case RedOp::kBxor: *out = MPI_BXOR; return true;
     default: return false;
   }
 }

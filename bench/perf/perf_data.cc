@@ -119,6 +119,9 @@ Pattern::Pattern(Coll coll, DataType type, RedOp op, int nranks, int root, size_
       break;
     case RedOp::kMin:
     case RedOp::kMax:
+    case RedOp::kBand:
+    case RedOp::kBor:
+    case RedOp::kBxor:
       m_ = std::min<int64_t>(L, 64);
       break;
   }
@@ -148,6 +151,10 @@ int64_t Pattern::Gen(int rank, uint64_t k) const {
     case RedOp::kMin:
     case RedOp::kMax:
       return uniform(m_);
+    case RedOp::kBand:
+    case RedOp::kBor:
+    case RedOp::kBxor:  // integer types only; non-negative, so every type holds every result
+      return static_cast<int64_t>(hr % static_cast<uint64_t>(m_ + 1));
   }
   return 0;
 }
@@ -163,6 +170,9 @@ int64_t Pattern::Reduced(uint64_t k) const {
       case RedOp::kProd: acc = q == 0 ? v : acc * v; break;
       case RedOp::kMin: acc = q == 0 ? v : std::min(acc, v); break;
       case RedOp::kMax: acc = q == 0 ? v : std::max(acc, v); break;
+      case RedOp::kBand: acc = q == 0 ? v : (acc & v); break;
+      case RedOp::kBor: acc = q == 0 ? v : (acc | v); break;
+      case RedOp::kBxor: acc = q == 0 ? v : (acc ^ v); break;
     }
   }
   if (op_ == RedOp::kAvg) acc /= n_;

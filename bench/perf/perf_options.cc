@@ -100,7 +100,7 @@ Status Apply(const OptSpec& o, const std::string& v, PerfOptions* p) {
       for (int r = 0; r < kNumRedOps; ++r) p->ops.push_back(static_cast<RedOp>(r));
     } else {
       RedOp r;
-      if (!ParseRedOp(v.c_str(), &r)) return Bad(o, v, "sum, prod, min, max, avg, premul_sum or all");
+      if (!ParseRedOp(v.c_str(), &r)) return Bad(o, v, "sum, prod, min, max, avg, premul_sum, band, bor, bxor or all");
       p->ops.push_back(r);
     }
   } else if (name == "root") {
@@ -231,7 +231,7 @@ std::string PerfUsage(const char* prog) {
       "  -c, --check <0|1>          check every result (default 1)\n"
       "  -d, --datatype <type|all>  int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double\n"
       "                             fp8_e4m3 fp8_e5m2 (default float)\n"
-      "  -o, --op <op|all>          sum prod min max avg premul_sum (default sum)\n"
+      "  -o, --op <op|all>          sum prod min max avg premul_sum band bor bxor (default sum)\n"
       "  -r, --root <rank>          root of broadcast, reduce, scatter, gather (default 0)\n"
       "  -a, --average <0..3>       time reported: 0 rank 0's, 1 average over ranks (default), 2 min, 3 max\n"
       "  -z, --blocking <0|1>       accepted for nccl-tests compatibility; every call is blocking\n"

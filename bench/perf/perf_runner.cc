@@ -272,6 +272,10 @@ int Runner::Run() {
   const std::vector<RedOp> ops = CollReduces(o_.coll) ? o_.ops : std::vector<RedOp>{RedOp::kSum};
   for (DataType type : o_.types) {
     for (RedOp op : ops) {
+      if (IsBitwise(op) && IsFloatingPoint(type)) {
+        if (rank_ == 0) printf("# skipped: %s is for integer types, not %s\n", RedOpName(op), DataTypeName(type));
+        continue;
+      }
       if (!b_.Supports(o_.coll, type, op)) {
         if (rank_ == 0) printf("# skipped: %s does not support %s of %s%s%s\n", b_.name().c_str(), CollName(o_.coll),
                                DataTypeName(type), CollReduces(o_.coll) ? " with " : "",

@@ -72,11 +72,11 @@ for n in 2 3; do
   run "$n" -d all -o all -b 8 -e 4K -f 8 -n 2 -w 1
   echo "== all_reduce -d all -o all on $n ranks: exit $rc, $(rows | wc -l) rows"
   [[ $rc -eq 0 ]] || bad "-d all -o all on $n ranks exited $rc"
-  check_rows "-d all -o all on $n ranks" $((12 * 6 * 4))
+  check_rows "-d all -o all on $n ranks" $(((12 * 6 + 6 * 3) * 4))  # band/bor/bxor: 6 integer types
 done
 run 2 --coll reduce_scatter -d all -o all -b 64 -e 4K -f 8 -n 1 -w 0
 [[ $rc -eq 0 ]] || bad "reduce_scatter -d all -o all exited $rc"
-check_rows "reduce_scatter -d all -o all" $((12 * 6 * 3))
+check_rows "reduce_scatter -d all -o all" $(((12 * 6 + 6 * 3) * 3))
 
 # Other flags: additive steps, -a 0/2/3, -c 0, -z, -T, named algorithms.
 run 2 -b 8 -e 32 -i 8 -n 1 -w 0

@@ -61,6 +61,9 @@ constexpr Spelling kOpNames[] = {
     {"max", 3},
     {"avg", 4},
     {"premul_sum", 5},
+    {"band", 6},
+    {"bor", 7},
+    {"bxor", 8},
     // aliases
     {"product", 1},
     {"mean", 4},

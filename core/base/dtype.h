@@ -30,8 +30,13 @@ enum class RedOp : uint8_t {
   kMax,
   kAvg,        // sum, then divided by the number of ranks (integers: truncating division)
   kPremulSum,  // each rank's input multiplied by its own scalar, then summed
+  kBand,       // bitwise and, or, exclusive or: integer types only
+  kBor,
+  kBxor,
 };
-constexpr int kNumRedOps = 6;
+constexpr int kNumRedOps = 9;
+
+constexpr bool IsBitwise(RedOp op) { return op == RedOp::kBand || op == RedOp::kBor || op == RedOp::kBxor; }
 
 constexpr size_t DataTypeSize(DataType t) {
   switch (t) {

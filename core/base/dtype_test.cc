@@ -53,7 +53,7 @@ TEST(DataType, RejectsUnknownAndLeavesOutputAlone) {
 }
 
 TEST(RedOp, NamesRoundTrip) {
-  const char* expected[kNumRedOps] = {"sum", "prod", "min", "max", "avg", "premul_sum"};
+  const char* expected[kNumRedOps] = {"sum", "prod", "min", "max", "avg", "premul_sum", "band", "bor", "bxor"};
   for (int i = 0; i < kNumRedOps; ++i) {
     const RedOp op = static_cast<RedOp>(i);
     EXPECT_STREQ(RedOpName(op), expected[i]);

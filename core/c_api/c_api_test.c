@@ -1,5 +1,6 @@
 /* The C API from C: 3 ranks (forked by the test driver) all-reduce, all-gather, split, send/recv
  * asynchronously, and see a clear error for bad arguments. Returns 0 on success. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,14 @@ int c_api_rank_main(void) {
   if (tuttiBroadcast(x, x, 4, tuttiFloat32, n + 5, comm, NULL) != tuttiInvalidArgument) return 8;
   if (strstr(tuttiGetLastError(), "root") == NULL) return 9;
   if (tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiPremulSum, comm, NULL) != tuttiInvalidArgument) return 10;
+  /* Bitwise ops: integer types only. */
+  if (tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiBxor, comm, NULL) != tuttiInvalidArgument) return 13;
+  if (strstr(tuttiGetLastError(), "integer type") == NULL) return 14;
+  {
+    uint32_t bits = 1u << rank, all32 = 0;
+    CHECK(tuttiAllReduce(&bits, &all32, 1, tuttiUint32, tuttiBor, comm, NULL));
+    if (all32 != (n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1)) return 15;
+  }
   CHECK(tuttiBarrier(comm, NULL));
   /* A work handle freed twice is an error, not a double free. */
   CHECK(tuttiBarrier(comm, &w));

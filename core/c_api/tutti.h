@@ -59,7 +59,10 @@ typedef enum {
   tuttiMin = 3,
   tuttiAvg = 4,
   tuttiPremulSum = 5,
-  tuttiNumOps = 6
+  tuttiBand = 6, /* bitwise and, or, exclusive or: integer types only */
+  tuttiBor = 7,
+  tuttiBxor = 8,
+  tuttiNumOps = 9
 } tuttiRedOp_t;
 
 typedef struct tuttiComm* tuttiComm_t;

@@ -174,6 +174,9 @@ tutti::Result<tutti::RedOp> O(const tuttiRedOp_t& op) {
     case tuttiAvg: return RedOp::kAvg;
     case tuttiPremulSum:
       return tutti::InvalidArgument("premul_sum needs a scalar: use tuttiAllReducePremulSum");
+    case tuttiBand: return RedOp::kBand;
+    case tuttiBor: return RedOp::kBor;
+    case tuttiBxor: return RedOp::kBxor;
     case tuttiNumOps: break;
   }
   return tutti::InvalidArgument("unknown reduction op " + std::to_string(o));

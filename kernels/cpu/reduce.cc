@@ -66,8 +66,17 @@ TUTTI_CPU_CLONES void ReduceTyped(void* const* dsts, int ndst, const void* const
     case RedOp::kProd: return ReduceWithOp<S, Prod<A>>(dsts, ndst, srcs, nsrc, count);
     case RedOp::kMin: return ReduceWithOp<S, Min<A>>(dsts, ndst, srcs, nsrc, count);
     case RedOp::kMax: return ReduceWithOp<S, Max<A>>(dsts, ndst, srcs, nsrc, count);
-    default: return;  // rejected by CheckElementwiseOp
+    default: break;
   }
+  if constexpr (std::is_integral_v<A>) {
+    switch (op) {
+      case RedOp::kBand: return ReduceWithOp<S, BitAnd<A>>(dsts, ndst, srcs, nsrc, count);
+      case RedOp::kBor: return ReduceWithOp<S, BitOr<A>>(dsts, ndst, srcs, nsrc, count);
+      case RedOp::kBxor: return ReduceWithOp<S, BitXor<A>>(dsts, ndst, srcs, nsrc, count);
+      default: break;
+    }
+  }
+  // Anything else was rejected by CheckReduceArgs.
 }
 
 template <class S>

@@ -88,6 +88,9 @@ F RefCombineFloat(RedOp op, F a, F b) {
 inline uint64_t RefCombineInt(RedOp op, DataType t, uint64_t a, uint64_t b) {
   if (op == RedOp::kSum) return a + b;
   if (op == RedOp::kProd) return a * b;
+  if (op == RedOp::kBand) return a & b;
+  if (op == RedOp::kBor) return a | b;
+  if (op == RedOp::kBxor) return a ^ b;
   const int bits = static_cast<int>(8 * DataTypeSize(t));
   const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   const uint64_t sign = uint64_t{1} << (bits - 1);

@@ -23,6 +23,12 @@ constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataT
                                   DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
                                   DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
 constexpr RedOp kElementwiseOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
+// The element-wise ops a type takes: the four, and band/bor/bxor for integer types.
+std::vector<RedOp> OpsFor(DataType t) {
+  std::vector<RedOp> ops(std::begin(kElementwiseOps), std::end(kElementwiseOps));
+  if (!IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  return ops;
+}
 
 // A buffer of `count` elements placed one element past a 64-byte boundary (so that vector loops
 // start unaligned), with guard bytes on both sides.
@@ -132,7 +138,7 @@ TEST(ReduceN, EveryTypeOpSourceCountAndLength) {
   for (const TypeCase tc : TypeCases()) {
     const PortableHalf portable(tc.portable_half);
     const DataType t = tc.type;
-    for (RedOp op : kElementwiseOps) {
+    for (RedOp op : OpsFor(t)) {
       for (int n : {1, 2, 3, 5, 8}) {
         for (size_t count : {0, 1, 7, 33, 1000, 4099}) {
           SCOPED_TRACE(Describe(t, op, n, count));
@@ -164,7 +170,7 @@ TEST(ReduceN, BlockBoundariesAndDestinationIsLastSource) {
   for (const TypeCase tc : TypeCases()) {
     const PortableHalf portable(tc.portable_half);
     const DataType t = tc.type;
-    for (RedOp op : kElementwiseOps) {
+    for (RedOp op : OpsFor(t)) {
       const size_t count = 3 * 8192 + 5;
       SCOPED_TRACE(Describe(t, op, 3, count));
       std::vector<Buffer> srcs;
@@ -188,7 +194,7 @@ TEST(ReduceN, TwoSourceAliasing) {
   for (const TypeCase tc : TypeCases()) {
     const PortableHalf portable(tc.portable_half);
     const DataType t = tc.type;
-    for (RedOp op : kElementwiseOps) {
+    for (RedOp op : OpsFor(t)) {
       SCOPED_TRACE(Describe(t, op, 2, count));
       Buffer a(count, t), b(count, t);
       Fill(a.data(), count, t, rng);
@@ -287,7 +293,7 @@ TEST(ReduceCopyN, ThreeDestinationsOneOfThemASource) {
   for (const TypeCase tc : TypeCases()) {
     const PortableHalf portable(tc.portable_half);
     const DataType t = tc.type;
-    for (RedOp op : kElementwiseOps) {
+    for (RedOp op : OpsFor(t)) {
       for (int n : {1, 2, 4}) {
         for (size_t count : {0, 33, 4099}) {
           SCOPED_TRACE(Describe(t, op, n, count));
@@ -311,4 +317,22 @@ TEST(ReduceCopyN, ThreeDestinationsOneOfThemASource) {
 }
 
 }  // namespace
+TEST(ReduceN, BitwiseOpsNeedIntegerTypes) {
+  float a[4] = {1, 2, 3, 4}, d[4];
+  const void* srcs[2] = {a, a};
+  for (RedOp op : {RedOp::kBand, RedOp::kBor, RedOp::kBxor}) {
+    Status st = ReduceN(d, srcs, 2, 4, DataType::kFloat32, op);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << RedOpName(op);
+    EXPECT_NE(st.message().find("integer type"), std::string::npos) << st.ToString();
+  }
+  uint32_t x[3] = {0xF0F0F0F0u, 0x0FF00FF0u, 0x12345678u}, y[3] = {0xFFFF0000u, 0x00FFFF00u, 0x0000FFFFu}, r[3];
+  const void* xy[2] = {x, y};
+  ASSERT_TRUE(ReduceN(r, xy, 2, 3, DataType::kUint32, RedOp::kBand).ok());
+  EXPECT_EQ(r[0], 0xF0F00000u);
+  ASSERT_TRUE(ReduceN(r, xy, 2, 3, DataType::kUint32, RedOp::kBor).ok());
+  EXPECT_EQ(r[1], 0x0FFFFFF0u);
+  ASSERT_TRUE(ReduceN(r, xy, 2, 3, DataType::kUint32, RedOp::kBxor).ok());
+  EXPECT_EQ(r[2], 0x1234A987u);
+}
+
 }  // namespace tutti::kernels

@@ -25,7 +25,12 @@ constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataT
                                   DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
                                   DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
                                   DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
-constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
+// The element-wise ops a type takes: sum, prod, min, max, and band/bor/bxor for integer types.
+std::vector<RedOp> OpsFor(DataType t) {
+  std::vector<RedOp> ops = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
+  if (!IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  return ops;
+}
 
 TEST(CudaReduceArgs, RejectedBeforeTouchingTheDevice) {
   float a[4] = {}, d[4];
@@ -33,6 +38,7 @@ TEST(CudaReduceArgs, RejectedBeforeTouchingTheDevice) {
   const auto f32 = DataType::kFloat32;
   EXPECT_EQ(ReduceN(d, srcs, 0, 4, f32, RedOp::kSum).code(), Code::kInvalidArgument);
   EXPECT_EQ(ReduceN(d, srcs, 2, 4, f32, RedOp::kAvg).code(), Code::kInvalidArgument);
+  EXPECT_EQ(ReduceN(d, srcs, 2, 4, f32, RedOp::kBxor).code(), Code::kInvalidArgument);  // integers only
   EXPECT_EQ(ReduceN(nullptr, srcs, 2, 4, f32, RedOp::kSum).code(), Code::kInvalidArgument);
   EXPECT_EQ(ReduceN(reinterpret_cast<char*>(d) + 1, srcs, 2, 4, f32, RedOp::kSum).code(),
             Code::kInvalidArgument);
@@ -130,7 +136,7 @@ void CheckCase(DataType t, RedOp op, int n, size_t count, Placement placement, b
 TEST_F(CudaReduce, MatchesCpuForEveryTypeOpAndPlacement) {
   std::mt19937_64 rng(31);
   for (DataType t : kAllTypes) {
-    for (RedOp op : kOps) {
+    for (RedOp op : OpsFor(t)) {
       for (int n : {1, 2, 3, 5, 8, 17}) {  // 17: more sources than fit in kernel parameters
         for (size_t count : {0, 1, 7, 33, 1000, 4099}) {
           for (Placement pl : {Placement::kAligned, Placement::kSharedMisalignment,
@@ -150,7 +156,7 @@ TEST_F(CudaReduce, MatchesCpuForEveryTypeOpAndPlacement) {
 TEST_F(CudaReduce, LargeAndInPlace) {
   std::mt19937_64 rng(37);
   for (DataType t : kAllTypes) {
-    for (RedOp op : kOps) {
+    for (RedOp op : OpsFor(t)) {
       SCOPED_TRACE(std::string(DataTypeName(t)) + " " + RedOpName(op));
       CheckCase(t, op, 3, (size_t{1} << 20) + 5, Placement::kAligned, /*in_place=*/true, rng);
       if (HasFatalFailure()) return;

@@ -226,6 +226,12 @@ void CheckAsync(Checker& ck, Communicator& c) {
 
 }  // namespace
 
+// Reductions on integer types also take band, bor and bxor.
+static std::vector<RedOp> WithBitwise(std::vector<RedOp> ops, DataType t, bool reduces) {
+  if (reduces && !IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  return ops;
+}
+
 CollCheckResult CheckCollectives(Communicator& comm, const CollCheckConfig& cfg) {
   Checker ck(comm);
   const int n = comm.size();
@@ -236,7 +242,7 @@ CollCheckResult CheckCollectives(Communicator& comm, const CollCheckConfig& cfg)
     std::vector<RedOp> ops = {RedOp::kSum};
     if (Reduces(coll)) ops = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg, RedOp::kPremulSum};
     for (DataType t : Types(cfg.all_types))
-      for (RedOp op : ops)
+      for (RedOp op : WithBitwise(ops, t, Reduces(coll)))
         for (uint64_t count : counts) {
           if (coll == Collective::kBarrier && (count != 0 || t != DataType::kUint8)) continue;
           int root = roots[count % 2];

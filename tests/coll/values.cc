@@ -84,6 +84,10 @@ double ExactInput(DataType t, RedOp op, int rank, uint64_t k) {
       double v = static_cast<double>((rank * 7 + k * 3) % 11);
       return is_unsigned ? v : v - 5;
     }
+    case RedOp::kBand:
+    case RedOp::kBor:
+    case RedOp::kBxor:  // integer types only: every bit pattern of 0..15
+      return static_cast<double>((rank * 5 + k * 3) % 16);
     default:  // sum, avg, premul_sum: sums stay exact (fp8: at most 8 ranks of 0/1)
       return fp8 ? static_cast<double>((rank + k) % 2) : static_cast<double>((rank * 3 + k) % 4);
   }
@@ -102,6 +106,9 @@ double ReduceRef(DataType t, RedOp op, const std::vector<double>& vals) {
       case RedOp::kProd: acc *= v; break;
       case RedOp::kMin: acc = std::min(acc, v); break;
       case RedOp::kMax: acc = std::max(acc, v); break;
+      case RedOp::kBand: acc = static_cast<double>(static_cast<int64_t>(acc) & static_cast<int64_t>(v)); break;
+      case RedOp::kBor: acc = static_cast<double>(static_cast<int64_t>(acc) | static_cast<int64_t>(v)); break;
+      case RedOp::kBxor: acc = static_cast<double>(static_cast<int64_t>(acc) ^ static_cast<int64_t>(v)); break;
     }
   }
   if (op == RedOp::kAvg) {
