@@ -164,7 +164,7 @@ Call Draw(std::mt19937_64& rng, int n, int large_percent) {  // the same on ever
   c.coll = static_cast<Coll>(i);
   c.type = static_cast<DataType>(rng() % kNumDataTypes);
   c.op = static_cast<RedOp>(rng() % kNumRedOps);
-  if (IsBitwise(c.op) && IsFloatingPoint(c.type)) c.op = RedOp::kMax;  // bitwise: integer types only
+  if (!OpTakesType(c.op, c.type)) c.op = RedOp::kMax;  // bitwise: integer types only
   const double u = std::uniform_real_distribution<double>(0, 1)(rng);
   const bool large = static_cast<int>(rng() % 100) < large_percent;
   const size_t bytes =

@@ -68,7 +68,7 @@ Status CheckReduceArgs(const char* fn, const char* dst_name, void* const* dsts, 
                        const void* const* srcs, int nsrc, size_t count, DataType type, RedOp op) {
   TUTTI_RETURN_IF_ERROR(CheckType(fn, type));
   TUTTI_RETURN_IF_ERROR(CheckElementwiseOp(fn, op));
-  if (IsBitwise(op) && IsFloatingPoint(type))
+  if (!OpTakesType(op, type))
     return ArgError(fn, std::string("op ") + RedOpName(op) + " needs an integer type, not " + DataTypeName(type));
   TUTTI_RETURN_IF_ERROR(CheckCount(fn, count, type));
   if (nsrc < 1) return ArgError(fn, "need at least one source (n = " + std::to_string(nsrc) + ")");

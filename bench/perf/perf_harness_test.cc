@@ -221,7 +221,7 @@ TEST(PerfData, ReductionsAreExactInEveryTypeAndOrder) {
     const DataType t = static_cast<DataType>(ti);
     for (int oi = 0; oi < kNumRedOps; ++oi) {
       const RedOp op = static_cast<RedOp>(oi);
-      if (IsBitwise(op) && IsFloatingPoint(t)) continue;  // integer types only
+      if (!OpTakesType(op, t)) continue;  // integer types only
       for (int n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 33}) {
         Pattern p(Coll::kAllReduce, t, op, n, 0, elems, 12345 + n);
         std::vector<int> fwd(n), rev(n), odd;
@@ -249,7 +249,7 @@ TEST(PerfData, ResultsAreNotTrivial) {
     const DataType t = static_cast<DataType>(ti);
     for (int oi = 0; oi < kNumRedOps; ++oi) {
       const RedOp op = static_cast<RedOp>(oi);
-      if (IsBitwise(op) && IsFloatingPoint(t)) continue;  // integer types only
+      if (!OpTakesType(op, t)) continue;  // integer types only
       Pattern p(Coll::kAllReduce, t, op, 4, 0, 1000, 7);
       std::vector<int64_t> seen;
       int differs_from_input = 0;
@@ -273,7 +273,7 @@ TEST(PerfData, ValuesRoundTripAndPoisonIsNeverExpected) {
       const Coll coll = static_cast<Coll>(c);
       for (int oi = 0; oi < kNumRedOps; ++oi) {
         const RedOp op = static_cast<RedOp>(oi);
-        if (IsBitwise(op) && IsFloatingPoint(t)) continue;  // integer types only
+        if (!OpTakesType(op, t)) continue;  // integer types only
         const int n = 3;
         const size_t count = 50;
         Pattern p(coll, t, op, n, 1, count, 99);

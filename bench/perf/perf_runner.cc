@@ -272,7 +272,7 @@ int Runner::Run() {
   const std::vector<RedOp> ops = CollReduces(o_.coll) ? o_.ops : std::vector<RedOp>{RedOp::kSum};
   for (DataType type : o_.types) {
     for (RedOp op : ops) {
-      if (IsBitwise(op) && IsFloatingPoint(type)) {
+      if (!OpTakesType(op, type)) {
         if (rank_ == 0) printf("# skipped: %s is for integer types, not %s\n", RedOpName(op), DataTypeName(type));
         continue;
       }

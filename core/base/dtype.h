@@ -65,6 +65,9 @@ constexpr bool IsFloatingPoint(DataType t) {
          t == DataType::kFloat64 || t == DataType::kFp8E4M3 || t == DataType::kFp8E5M2;
 }
 
+// Whether `op` is defined on `t`: everything is, except the bitwise ops on floating-point types.
+constexpr bool OpTakesType(RedOp op, DataType t) { return !IsBitwise(op) || !IsFloatingPoint(t); }
+
 // "float32", "bfloat16", "fp8_e4m3", ... and "sum", "prod", "min", "max", "avg", "premul_sum".
 const char* DataTypeName(DataType t);
 const char* RedOpName(RedOp op);

@@ -64,6 +64,18 @@ TEST(RedOp, NamesRoundTrip) {
   EXPECT_STREQ(RedOpName(static_cast<RedOp>(99)), "unknown");
 }
 
+TEST(RedOp, BitwiseOpsTakeIntegerTypesOnly) {
+  for (int t = 0; t < kNumDataTypes; ++t) {
+    const DataType type = static_cast<DataType>(t);
+    for (int o = 0; o < kNumRedOps; ++o) {
+      const RedOp op = static_cast<RedOp>(o);
+      EXPECT_EQ(OpTakesType(op, type), !(IsBitwise(op) && IsFloatingPoint(type))) << RedOpName(op) << " " << DataTypeName(type);
+    }
+  }
+  EXPECT_TRUE(OpTakesType(RedOp::kBxor, DataType::kUint8));
+  EXPECT_FALSE(OpTakesType(RedOp::kBand, DataType::kBfloat16));
+}
+
 TEST(RedOp, AliasesAndErrors) {
   RedOp op = RedOp::kSum;
   ASSERT_TRUE(ParseRedOp("PROD", &op));

@@ -144,7 +144,7 @@ Result<Communicator::CallShape> Communicator::CheckCall(const CollCall& c) const
   const size_t elem = s.elem;
   if (elem == 0) return InvalidArgument(who() + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
   if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who() + ": unknown reduction op");
-  if (Reduces(c.coll) && IsBitwise(c.op) && IsFloatingPoint(c.type))
+  if (Reduces(c.coll) && !OpTakesType(c.op, c.type))
     return InvalidArgument(who() + ": " + RedOpName(c.op) + " needs an integer type, not " + DataTypeName(c.type));
   if (Rooted(c.coll) && (c.root < 0 || c.root >= size_))
     return InvalidArgument(who() + ": root " + std::to_string(c.root) + " outside 0.." + std::to_string(size_ - 1));

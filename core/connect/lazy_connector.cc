@@ -96,11 +96,6 @@ void LazyConnector::Stop() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-size_t LazyConnector::begun() const {
-  std::lock_guard<std::mutex> lock(shared_->mu);
-  return shared_->begun.size();
-}
-
 void LazyConnector::Request(int peer) {
   std::lock_guard<std::mutex> lock(shared_->mu);
   Begin(peer, true);

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,8 +48,6 @@ class LazyConnector {
   void Request(int peer);
   // Stops the watcher; connections under way end at their next wait and deliver nothing.
   void Stop();
-  // Pairs begun (asked by us or by the peer).
-  size_t begun() const;
 
  private:
   struct Shared;

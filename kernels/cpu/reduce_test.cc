@@ -22,11 +22,11 @@ constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataT
                                   DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
                                   DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
                                   DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
-constexpr RedOp kElementwiseOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
 // The element-wise ops a type takes: the four, and band/bor/bxor for integer types.
 std::vector<RedOp> OpsFor(DataType t) {
-  std::vector<RedOp> ops(std::begin(kElementwiseOps), std::end(kElementwiseOps));
-  if (!IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  std::vector<RedOp> ops;
+  for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kBand, RedOp::kBor, RedOp::kBxor})
+    if (OpTakesType(op, t)) ops.push_back(op);
   return ops;
 }
 

@@ -27,8 +27,9 @@ constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,    DataT
                                   DataType::kFloat64, DataType::kFp8E4M3,  DataType::kFp8E5M2};
 // The element-wise ops a type takes: sum, prod, min, max, and band/bor/bxor for integer types.
 std::vector<RedOp> OpsFor(DataType t) {
-  std::vector<RedOp> ops = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
-  if (!IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  std::vector<RedOp> ops;
+  for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kBand, RedOp::kBor, RedOp::kBxor})
+    if (OpTakesType(op, t)) ops.push_back(op);
   return ops;
 }
 

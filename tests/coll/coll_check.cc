@@ -228,7 +228,9 @@ void CheckAsync(Checker& ck, Communicator& c) {
 
 // Reductions on integer types also take band, bor and bxor.
 static std::vector<RedOp> WithBitwise(std::vector<RedOp> ops, DataType t, bool reduces) {
-  if (reduces && !IsFloatingPoint(t)) ops.insert(ops.end(), {RedOp::kBand, RedOp::kBor, RedOp::kBxor});
+  if (!reduces) return ops;
+  for (RedOp op : {RedOp::kBand, RedOp::kBor, RedOp::kBxor})
+    if (OpTakesType(op, t)) ops.push_back(op);
   return ops;
 }
 
