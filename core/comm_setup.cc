@@ -15,6 +15,7 @@
 #include "core/coll/device_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
+#include "core/coll/slot_setup.h"
 #include "core/connect/lazy_connector.h"
 #include "core/base/env.h"
 #include "core/exec/cpu_engine.h"
@@ -23,6 +24,7 @@
 #include "core/base/process.h"
 #include "transport/setup.h"
 #include "transport/shm/doorbell.h"
+#include "transport/shm/shm_segment.h"
 #include "transport/shm/shm_setup.h"
 #include "core/base/socket_util.h"
 #include "transport/tcp/tcp_setup.h"
@@ -51,6 +53,7 @@ struct Resolved {
   EngineOptions engine;
   std::shared_ptr<exec::LocalEngine> local;
   bool lazy = false;
+  int64_t slot_max = 0, slot_bytes = 0;
 };
 
 // A setting from CommOptions when set there, else from its environment variable.
@@ -108,6 +111,10 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
       return InvalidArgument("TUTTI_CONNECT \"" + connect + "\" is not one of eager, lazy");
     r.lazy = connect == "lazy";
   }
+  TUTTI_ASSIGN_OR_RETURN(r.slot_max, EnvInt("TUTTI_SLOT_MAX"));
+  TUTTI_ASSIGN_OR_RETURN(r.slot_bytes, EnvInt("TUTTI_SLOT_BYTES"));
+  if (r.slot_max < 0) return InvalidArgument("TUTTI_SLOT_MAX must be >= 0");
+  if (r.slot_bytes < 64 || r.slot_bytes > (1 << 26)) return InvalidArgument("TUTTI_SLOT_BYTES must be 64..64 MiB");
   if (o.local_engine) {
     r.local = o.local_engine;
   } else {
@@ -424,6 +431,41 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       });
     }
 
+    // 4. Ranks that all share this host: the slots of small collectives (rank 0 decides for all).
+    std::shared_ptr<ShmSegment> slot_segment;
+    if (size > 1) {
+      SlotArea area;
+      if (rank == 0) {
+        std::string announcement = "off";
+        if (comm->local_size_ == size && !any_tcp) {
+          auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), static_cast<uint64_t>(cfg.slot_max),
+                                     &announcement);
+          if (made.ok()) {
+            area = std::move(*made);
+          } else {
+            announcement = "off";
+            TUTTI_LOG(Warn, Init, "rank 0: no shared slots for small collectives (they go as messages): %s",
+                      made.status().message().c_str());
+          }
+        }
+        TUTTI_RETURN_IF_ERROR(store->Set("slots", announcement));
+      } else {
+        TUTTI_ASSIGN_OR_RETURN(std::string announcement, waits.Get("slots", "rank 0's slot area", 0));
+        auto opened = OpenSlotArea(announcement, size, rank);
+        if (!opened.ok()) return waits.Fail(opened.status().WithContext("mapping rank 0's slot area"));
+        area = std::move(*opened);
+      }
+      if (area.channel) {
+        std::weak_ptr<SlotChannel> weak = area.channel;
+        engine->SetFailureHook([weak](const Status&) {
+          if (auto ch = weak.lock()) ch->MarkFailed();
+        });
+      }
+      comm->slots_ = std::move(area.channel);
+      comm->slot_max_ = area.max_bytes;
+      slot_segment = std::move(area.segment);
+    }
+
     // 5. Everyone is connected before anyone leaves the store.
     TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
     if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
@@ -436,6 +478,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     if (rank == 0) {
       TUTTI_RETURN_IF_ERROR(waits.Wait("all_left", "waiting for all ranks to finish init"));
     }
+    if (slot_segment) slot_segment->Unlink();  // every rank mapped it before "ready"
     if (bell) {
       // Every peer has mapped it by now, unless pairs connect lazily: then it stays named until
       // the communicator is destroyed.

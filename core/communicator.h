@@ -64,6 +64,7 @@ class HostStream;
 struct StreamGate;
 struct Registration;  // core/mem/registration_cache.h
 class RegistrationCache;
+class SlotChannel;
 
 // Options of one collective call.
 struct CollOptions {
@@ -200,6 +201,8 @@ class Communicator {
   struct CallShape;
   struct PreparedRun;
   Result<Work> StartCollective(const CollCall& call);
+  bool TakesSlots(const CollCall& call, const CallShape& shape) const;
+  Result<Work> StartSlotCollective(const CollCall& call, const CallShape& shape);
   Result<CallShape> CheckCall(const CollCall& call) const;
   Result<std::shared_ptr<const CollPlan>> PlanFor(const CollCall& call);
   Result<PreparedRun> PrepareRun(const CollCall& call, const CallShape& shape, const CollPlan& plan, uint64_t seq);
@@ -231,6 +234,10 @@ class Communicator {
   std::shared_ptr<RegistrationCache> registrations_;
   std::shared_ptr<StreamGate> stream_gate_;  // lets queued stream work see that we are gone
   std::string transport_summary_;  // "shm" if every peer is reached by shm, else "tcp"
+  // Single-host communicators: the shared slots small collectives go through
+  // (core/coll/slot_channel.h), and the largest call (bytes) that takes them.
+  std::shared_ptr<SlotChannel> slots_;
+  uint64_t slot_max_ = 0;
   bool destroyed_ = false;
 
   friend class CommBuilder;

@@ -40,8 +40,9 @@ Status CheckElementwiseOp(const char* fn, RedOp op) {
   return ArgError(fn, "unknown op " + std::to_string(static_cast<int>(op)));
 }
 
-Status CheckPointer(const char* fn, const std::string& label, const void* p, size_t count,
-                    DataType type) {
+Status CheckPointer(const char* fn, const char* name, int index, const void* p, size_t count, DataType type) {
+  if (p != nullptr && reinterpret_cast<uintptr_t>(p) % DataTypeSize(type) == 0) return OkStatus();
+  const std::string label = Label(name, index);
   if (p == nullptr) {
     return ArgError(fn, label + " is null (count " + std::to_string(count) + ")");
   }
@@ -78,21 +79,20 @@ Status CheckReduceArgs(const char* fn, const char* dst_name, void* const* dsts, 
   if (srcs == nullptr) return ArgError(fn, "srcs is null (count " + std::to_string(count) + ")");
   if (dsts == nullptr) return ArgError(fn, "dsts is null (count " + std::to_string(count) + ")");
   for (int k = 0; k < nsrc; ++k) {
-    TUTTI_RETURN_IF_ERROR(CheckPointer(fn, Label("srcs", k), srcs[k], count, type));
+    TUTTI_RETURN_IF_ERROR(CheckPointer(fn, "srcs", k, srcs[k], count, type));
   }
   const bool indexed = std::strcmp(dst_name, "dst") != 0;
   const size_t bytes = count * DataTypeSize(type);
   for (int j = 0; j < ndst; ++j) {
-    const std::string dst = Label(dst_name, indexed ? j : -1);
-    TUTTI_RETURN_IF_ERROR(CheckPointer(fn, dst, dsts[j], count, type));
+    TUTTI_RETURN_IF_ERROR(CheckPointer(fn, dst_name, indexed ? j : -1, dsts[j], count, type));
     for (int k = 0; k < nsrc; ++k) {
       if (PartiallyOverlap(dsts[j], srcs[k], bytes)) {
-        return ArgError(fn, dst + " partially overlaps " + Label("srcs", k));
+        return ArgError(fn, Label(dst_name, indexed ? j : -1) + " partially overlaps " + Label("srcs", k));
       }
     }
     for (int i = 0; i < j; ++i) {
       if (PartiallyOverlap(dsts[j], dsts[i], bytes)) {
-        return ArgError(fn, dst + " partially overlaps " + Label(dst_name, i));
+        return ArgError(fn, Label(dst_name, indexed ? j : -1) + " partially overlaps " + Label(dst_name, i));
       }
     }
   }

@@ -22,9 +22,12 @@ Status CheckType(const char* fn, DataType type);
 Status CheckElementwiseOp(const char* fn, RedOp op);
 // count * DataTypeSize(type) fits in size_t.
 Status CheckCount(const char* fn, size_t count, DataType type);
-// p is non-null and aligned to the element size; label names it in the message ("srcs[2]").
-Status CheckPointer(const char* fn, const std::string& label, const void* p, size_t count,
-                    DataType type);
+// p is non-null and aligned to the element size; name[index] (index < 0: name alone) names it
+// in the message ("srcs[2]"), which is formatted only on failure.
+Status CheckPointer(const char* fn, const char* name, int index, const void* p, size_t count, DataType type);
+inline Status CheckPointer(const char* fn, const char* name, const void* p, size_t count, DataType type) {
+  return CheckPointer(fn, name, -1, p, count, type);
+}
 // Whether two buffers of `bytes` overlap without coinciding.
 bool PartiallyOverlap(const void* a, const void* b, size_t bytes);
 

@@ -81,7 +81,9 @@ TEST_P(Lazy, SplitCommunicatorsConnectLazily) {
     Communicator& s = **sub;
     ASSERT_EQ(s.size(), 2);
     std::vector<float> v(1000, static_cast<float>(c.rank()));
-    ASSERT_TRUE(s.AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32, RedOp::kSum).ok());
+    CollOptions ring;  // as messages (a single-host communicator would use its shared slots)
+    ring.algorithm = "ring";
+    ASSERT_TRUE(s.AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32, RedOp::kSum, ring).ok());
     EXPECT_EQ(v[999], c.rank() % 2 == 0 ? 2.0f : 4.0f);
     EXPECT_EQ(s.TransportTo(1 - s.rank()), GetParam());
   }, Opts());

@@ -37,10 +37,11 @@ Status CollRegistry::BeginIssue(int rank, const CollLabel& call) {
   return OkStatus();
 }
 
-void CollRegistry::EndIssue(std::shared_ptr<CollectiveRun> run) {
+void CollRegistry::EndIssue(std::shared_ptr<CollRun> run) {
   std::lock_guard<std::mutex> lock(mu_);
   issuing_ = false;
   issuing_call_ = {};
+  DropFinishedLocked();  // a thread that only makes blocking calls never asks for InFlight
   if (run && !run->done()) active_.push_back(std::move(run));
 }
 
@@ -51,7 +52,7 @@ size_t CollRegistry::InFlight() {
 }
 
 bool CollRegistry::AdvanceAll() {
-  std::vector<std::shared_ptr<CollectiveRun>> runs;
+  std::vector<std::shared_ptr<CollRun>> runs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     DropFinishedLocked();
@@ -73,13 +74,13 @@ Status CollWork::Wait(double timeout_s) {
   if (timeout_s < 0) timeout_s = default_timeout_s_;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
-  P2PEngine* engine = run_->engine().get();
+  P2PEngine* engine = engine_.get();
   Waiter waiter(spin_us_, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
-  run_->engine()->AddWaiter();
+  engine->AddWaiter();
   struct Leave {
     P2PEngine* e;
     ~Leave() { e->RemoveWaiter(); }
-  } leave{run_->engine().get()};
+  } leave{engine};
   while (true) {
     bool moved = registry_->AdvanceAll();  // also drives collectives nobody waits on yet
     if (run_->Advance()) return run_->status();
@@ -90,7 +91,7 @@ Status CollWork::Wait(double timeout_s) {
       Status st = TimeoutError("rank " + std::to_string(rank_) + ": " + run_->what() + " timed out after " + secs +
                                " s (" + run_->Progress() + "); the communicator is unusable now");
       run_->Fail(st);
-      run_->engine()->Fail(st);
+      engine->Fail(st);
       return run_->status();
     }
     waiter.Pause(moved);

@@ -20,7 +20,7 @@ class CollRegistry {
   // flight. Every successful BeginIssue is paired with EndIssue (with the run it started, or
   // nullptr). A thread may take over once the previous thread's collectives have completed.
   Status BeginIssue(int rank, const CollLabel& call);
-  void EndIssue(std::shared_ptr<CollectiveRun> run);
+  void EndIssue(std::shared_ptr<CollRun> run);
   // Collectives in flight (not yet finished).
   size_t InFlight();
   // Advances every collective in flight; true if any completed a step or finished.
@@ -32,7 +32,7 @@ class CollRegistry {
   void DropFinishedLocked();
 
   std::mutex mu_;
-  std::vector<std::shared_ptr<CollectiveRun>> active_;
+  std::vector<std::shared_ptr<CollRun>> active_;
   bool issuing_ = false;
   CollLabel issuing_call_;
   std::thread::id issuer_;  // the thread that issued the runs in active_
@@ -40,10 +40,10 @@ class CollRegistry {
 
 class CollWork : public WorkImpl {
  public:
-  CollWork(std::shared_ptr<CollectiveRun> run, std::shared_ptr<CollRegistry> registry, int rank,
-           double default_timeout_s, int spin_us, int yield_us)
-      : run_(std::move(run)), registry_(std::move(registry)), rank_(rank), default_timeout_s_(default_timeout_s),
-        spin_us_(spin_us), yield_us_(yield_us) {}
+  CollWork(std::shared_ptr<CollRun> run, std::shared_ptr<P2PEngine> engine, std::shared_ptr<CollRegistry> registry,
+           int rank, double default_timeout_s, int spin_us, int yield_us)
+      : run_(std::move(run)), engine_(std::move(engine)), registry_(std::move(registry)), rank_(rank),
+        default_timeout_s_(default_timeout_s), spin_us_(spin_us), yield_us_(yield_us) {}
   Status Wait(double timeout_s) override;
   bool Test() override {
     registry_->AdvanceAll();
@@ -53,7 +53,8 @@ class CollWork : public WorkImpl {
   Status status() const override { return run_->status(); }
 
  private:
-  std::shared_ptr<CollectiveRun> run_;
+  std::shared_ptr<CollRun> run_;
+  std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<CollRegistry> registry_;
   int rank_;
   double default_timeout_s_;

@@ -1,6 +1,7 @@
 // Communicator's collectives: argument checks, buffer preparation (in-place, premul_sum, avg),
 // algorithm choice, the call's signature, and starting the executor.
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <functional>
 #include <mutex>
@@ -12,6 +13,8 @@
 #include "core/coll/device_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
+#include "core/coll/slot_channel.h"
+#include "core/coll/slot_run.h"
 #include "core/communicator.h"
 #include "core/base/env.h"
 #include "core/stream/host_stream.h"
@@ -270,8 +273,88 @@ Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, co
   return r;
 }
 
+namespace {
+SlotCall SlotCallOf(Collective coll, const void* send, void* recv, uint64_t count, DataType type, RedOp op, int root,
+                    double premul, bool need_in, bool need_out) {
+  SlotCall sc;
+  sc.coll = coll;
+  sc.input = need_in ? static_cast<const char*>(send) : nullptr;
+  sc.output = need_out ? static_cast<char*>(recv) : nullptr;
+  sc.count = count;
+  sc.type = type;
+  sc.op = op;
+  sc.root = Rooted(coll) ? root : 0;
+  sc.premul_scalar = premul;
+  return sc;
+}
+
+// The layouts in which a slot call may read its input from the output buffer it writes (each
+// round writes only the part of the output that holds inputs already copied to the slots).
+bool SlotInPlace(Collective c, const char* in, const char* out, uint64_t block) {
+  switch (c) {
+    case Collective::kAllGather:
+    case Collective::kGather: return in == out + block;
+    case Collective::kReduceScatter:
+    case Collective::kScatter: return out == in + block;
+    default: return in == out;
+  }
+}
+}  // namespace
+
+// Whether a call goes through the slots: single-host communicators, host memory, calls up to
+// slot_max_ bytes unless an algorithm is asked for (per call or TUTTI_ALGO), or when the call
+// asks for "slots". Every input of the decision is the same on every rank for matching calls.
+bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
+  if (!slots_ || s.device >= 0) return false;
+  const std::string& a = c.opts->algorithm;
+  if (a == "slots") return true;
+  if (!a.empty() || coll_cfg_->selector.Forces(c.coll)) return false;
+  const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
+  if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
+  return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
+}
+
+Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
+  SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
+                           s.need_out);
+  const uint64_t chunk = SlotChunk(sc, size_, slots_->slot_bytes());
+  if (chunk == 0)
+    return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +
+                           DataTypeName(c.type) + " do not fit a slot of " + std::to_string(slots_->slot_bytes()) +
+                           " bytes (TUTTI_SLOT_BYTES)");
+  // An input that overlaps the output other than in place is copied first.
+  std::shared_ptr<char> copy;
+  const uint64_t in_bytes = s.in_count * s.elem, out_bytes = s.out_count * s.elem;
+  if (sc.input != nullptr && sc.output != nullptr && Overlap(sc.input, in_bytes, sc.output, out_bytes) &&
+      !SlotInPlace(c.coll, sc.input, sc.output, static_cast<uint64_t>(rank_) * c.count * s.elem)) {
+    auto b = buffers_->Get(in_bytes);
+    if (!b.ok()) return b.status().WithContext(Who(rank_, c.coll));
+    copy = std::move(*b);
+    std::memcpy(copy.get(), sc.input, in_bytes);
+    sc.input = copy.get();
+  }
+  CollLabel label;  // formatted only if another thread is issuing
+  label.describe = [](const void* call) { return SlotCallText(*static_cast<const SlotCall*>(call)); };
+  label.arg = &sc;
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  const uint64_t seq = ++coll_seq_;
+  auto run = std::make_shared<SlotRun>(slots_, sc, chunk, slots_->Reserve(SlotRounds(sc, chunk)), seq, std::move(copy));
+  run->Advance();
+  colls_->EndIssue(run);
+  const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
+  return Work(std::make_shared<SlotWork>(std::move(run), engine_, colls_, rank_, limit, engine_->options().spin_us,
+                                         engine_->options().yield_us));
+}
+
 Result<Work> Communicator::StartCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
+  if (TakesSlots(c, shape)) return StartSlotCollective(c, shape);
+  if (c.opts->algorithm == "slots")
+    return InvalidArgument(Who(rank_, c.coll) + ": algorithm \"slots\" needs a communicator whose ranks share one "
+                           "host and shared memory (TUTTI_SLOT_MAX > 0), and host memory");
   TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<const CollPlan> plan, PlanFor(c));
   const CollLabel label{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)};
   if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
@@ -292,7 +375,7 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
     colls_->EndIssue(run);
     run->Advance();
     const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
-    return Work(std::make_shared<CollWork>(run, colls_, rank_, limit, engine_->options().spin_us,
+    return Work(std::make_shared<CollWork>(run, engine_, colls_, rank_, limit, engine_->options().spin_us,
                                            engine_->options().yield_us));
   }();
   if (!started.ok()) {

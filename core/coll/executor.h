@@ -23,6 +23,7 @@
 #include "core/exec/local_engine.h"
 #include "core/p2p/engine.h"
 #include "core/base/dtype.h"
+#include "core/coll/run.h"
 
 namespace tutti {
 
@@ -38,10 +39,15 @@ struct CollBuffers {
 struct CollLabel {
   const char* name = nullptr;  // null: desc is the whole text
   std::shared_ptr<const std::string> desc;
+  // Or the text made on demand from `arg` (which must outlive the label).
+  std::string (*describe)(const void* arg) = nullptr;
+  const void* arg = nullptr;
   static CollLabel Of(std::string text) { return {nullptr, std::make_shared<const std::string>(std::move(text))}; }
   std::string Text() const {
+    if (describe != nullptr) return describe(arg);
     const std::string d = desc ? *desc : std::string();
-    return name == nullptr ? d : std::string(name) + " (" + d + ")";
+    if (name == nullptr) return d;
+    return desc ? std::string(name) + " (" + d + ")" : std::string(name);
   }
 };
 
@@ -63,7 +69,7 @@ struct CollStaging {
   char* scratch = nullptr;
 };
 
-class CollectiveRun {
+class CollectiveRun : public CollRun {
  public:
   // `op` is what local reductions apply (sum for avg/premul_sum, which `extra` completes).
   // `scratch` holds at least schedule.scratch_count elements.
@@ -71,21 +77,21 @@ class CollectiveRun {
                 std::shared_ptr<const algo::Schedule> schedule, CollBuffers bufs, std::shared_ptr<char> scratch,
                 DataType type, RedOp op, uint32_t sig, uint64_t seq, CollLabel label, CollLocalWork extra,
                 CollStaging staging = {});
-  ~CollectiveRun();
+  ~CollectiveRun() override;
 
   // Validates every region of the schedule against the buffers (once, before running).
   Status Validate() const;
   // Makes whatever progress is possible without blocking; true once finished. Thread-safe.
-  bool Advance();
-  bool done() const { return done_.load(std::memory_order_acquire); }
+  bool Advance() override;
+  bool done() const override { return done_.load(std::memory_order_acquire); }
   // Grows whenever a step of some stream completes (for waiters deciding whether to back off).
-  uint64_t steps_done() const { return steps_done_.load(std::memory_order_relaxed); }
-  Status status() const;
+  uint64_t steps_done() const override { return steps_done_.load(std::memory_order_relaxed); }
+  Status status() const override;
   // Stops the run with `why` (e.g. a timeout) unless it already finished.
-  void Fail(const Status& why);
+  void Fail(const Status& why) override;
   // "stream 0 at step 2 of 6, receiving from rank 1" — for timeouts.
-  std::string Progress() const;
-  std::string what() const;
+  std::string Progress() const override;
+  std::string what() const override;
   const std::shared_ptr<P2PEngine>& engine() const { return engine_; }
 
   static constexpr int kMaxStreams = 1024;

@@ -155,6 +155,13 @@ Result<Selector> Selector::Parse(const std::string& spec) {
   return s;
 }
 
+bool Selector::Forces(Collective coll) const {
+  if (per_coll_.count(coll) != 0) return true;
+  if (global_.empty()) return false;
+  auto names = algo::AlgorithmsFor(coll);
+  return !global_.empty() && std::find(names.begin(), names.end(), global_) != names.end();
+}
+
 Result<std::string> Selector::Choose(Collective coll, int p, uint64_t bytes, const std::string& transport,
                                      const std::string& per_call) const {
   auto names = algo::AlgorithmsFor(coll);

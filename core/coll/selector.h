@@ -39,6 +39,8 @@ class Selector {
 
   Result<std::string> Choose(algo::Collective coll, int p, uint64_t bytes, const std::string& transport,
                              const std::string& per_call) const;
+  // True when TUTTI_ALGO names the algorithm of `coll` (so the call must run that schedule).
+  bool Forces(algo::Collective coll) const;
 
  private:
   std::string global_;

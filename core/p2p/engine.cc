@@ -100,6 +100,7 @@ std::string P2PEngine::TransportName(int peer) const {
 }
 
 Status P2PEngine::failure() const {
+  if (!has_failed_.load(std::memory_order_acquire)) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
   return failed_;
 }
@@ -364,7 +365,11 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
 }
 
 void P2PEngine::FailAllLocked(const Status& why) {
-  if (failed_.ok()) failed_ = why;
+  if (failed_.ok()) {
+    failed_ = why;
+    has_failed_.store(true, std::memory_order_release);
+    if (failure_hook_) failure_hook_(why);
+  }
   for (Peer& p : peers_) {
     FailPeerOpsLocked(p, why);
     p.unexpected.clear();

@@ -64,6 +64,9 @@ class P2PEngine : public FrameSink {
   // (once per peer; it must not block) and wait in the engine; the connection comes through
   // SetConnection, or ConnectFailed fails the communicator. Set before the first operation.
   void SetConnector(std::function<void(int peer)> request) { connector_ = std::move(request); }
+  // Called once, under the engine's lock, when the communicator fails (it must not block or call
+  // back into the engine). Set before the first operation.
+  void SetFailureHook(std::function<void(const Status&)> hook) { failure_hook_ = std::move(hook); }
   void ConnectFailed(int peer, const Status& why);
   std::string TransportName(int peer) const;
   const EngineOptions& options() const { return opts_; }
@@ -216,6 +219,8 @@ class P2PEngine : public FrameSink {
   mutable std::mutex mu_;
   std::vector<Peer> peers_;
   Status failed_;                 // the communicator-wide failure, if any
+  std::atomic<bool> has_failed_{false};  // failed_ is set (read without the lock)
+  std::function<void(const Status&)> failure_hook_;
   std::atomic<bool> aborted_{false};
   std::atomic<int> pending_{0};   // posted and not yet done
   std::atomic<int> waiters_{0};   // threads inside Wait()

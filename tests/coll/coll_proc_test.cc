@@ -1,5 +1,6 @@
 // Every collective x type x op x count, on 1..8 real processes, over shm and over tcp (and on 3
-// and 4 with pairs connected lazily).
+// and 4 with pairs connected lazily; on 2, 5 and 8 with all calls through the shared slots in
+// small rounds, and with no slots).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -29,6 +30,13 @@ TEST_P(Collectives, AllCasesPass) {
     return res.failures == 0 && res.cases > 0 ? 0 : 1;
   }, {{"TUTTI_TRANSPORT", transport.substr(0, transport.find('_'))},
         {"TUTTI_CONNECT", transport.find("_lazy") != std::string::npos ? "lazy" : "eager"},
+        // _slotrounds: every call that takes no named algorithm goes through the shared slots,
+        // in rounds of 128 bytes (a 16-byte element per rank's block at 8 ranks); _noslots:
+        // every call as messages.
+        {"TUTTI_SLOT_MAX", transport.find("_slotrounds") != std::string::npos ? "1073741824"
+                           : transport.find("_noslots") != std::string::npos  ? "0"
+                                                                                : "65536"},
+        {"TUTTI_SLOT_BYTES", transport.find("_slotrounds") != std::string::npos ? "128" : "32768"},
         {"TUTTI_TIMEOUT", "60"}}, 600);
   for (int r = 0; r < n; ++r) {
     EXPECT_TRUE(ends[r].exited) << "rank " << r << " killed by signal " << ends[r].signal;
@@ -45,6 +53,13 @@ INSTANTIATE_TEST_SUITE_P(Worlds, Collectives,
 // Pairs connected lazily (TUTTI_CONNECT=lazy), by processes: an odd and an even world.
 INSTANTIATE_TEST_SUITE_P(LazyWorlds, Collectives,
                          ::testing::Combine(::testing::Values("shm_lazy", "tcp_lazy"), ::testing::Values(3, 4)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
+
+// Single-host worlds with every call through the slots in many small rounds, and with none.
+INSTANTIATE_TEST_SUITE_P(SlotWorlds, Collectives,
+                         ::testing::Combine(::testing::Values("shm_slotrounds", "shm_noslots"), ::testing::Values(2, 5, 8)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
                          });

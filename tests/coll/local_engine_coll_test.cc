@@ -78,7 +78,10 @@ TEST(LocalEngines, AFailedLocalTaskFailsTheCallOnEveryRankPromptly) {
     std::vector<float> in(1 << 12, 1.0f), out(1 << 12);
     const auto start = std::chrono::steady_clock::now();
     Status st;
-    for (int i = 0; i < 10 && st.ok(); ++i) st = c.AllReduce(in.data(), out.data(), in.size(), DataType::kFloat32, RedOp::kSum);
+    CollOptions ring;  // a schedule, whose local tasks go to the engine (not the shared slots)
+    ring.algorithm = "ring";
+    for (int i = 0; i < 10 && st.ok(); ++i)
+      st = c.AllReduce(in.data(), out.data(), in.size(), DataType::kFloat32, RedOp::kSum, ring);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_FALSE(st.ok()) << "rank " << c.rank();
     EXPECT_LT(secs, 20) << "rank " << c.rank() << " waited for its timeout instead of being told: " << st.ToString();
@@ -106,7 +109,9 @@ TEST(LocalEngines, ATimedOutCallWaitsForItsLocalTasksBeforeReturning) {
   });
   RunThreadRanks(2, [&](Communicator& c) {
     std::vector<int32_t> in(1024, 3), out(1024);
-    Status st = c.AllReduce(in.data(), out.data(), in.size(), DataType::kInt32, RedOp::kSum);
+    CollOptions ring;  // a schedule, whose local tasks go to the engine (not the shared slots)
+    ring.algorithm = "ring";
+    Status st = c.AllReduce(in.data(), out.data(), in.size(), DataType::kInt32, RedOp::kSum, ring);
     if (c.rank() == 0) returned = true;
     EXPECT_FALSE(st.ok());
   }, o);

@@ -1,0 +1,206 @@
+#include "core/coll/slot_channel.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+namespace tutti {
+
+namespace {
+constexpr uint32_t kMagic = 0x544c5354;  // "TSLT"
+constexpr uint64_t kHeaderBytes = 64;
+constexpr uint64_t kSlotHeaderBytes = 32;
+
+struct AreaHeader {
+  uint32_t magic;
+  int32_t nranks;
+  int32_t depth;
+  uint32_t reserved;
+  uint64_t slot_bytes;
+};
+constexpr uint64_t kFailedOffset = 32;  // atomic<uint32_t>: 0, or 1 + the rank whose communicator failed
+static_assert(sizeof(AreaHeader) <= kFailedOffset, "area header");
+
+uint64_t RoundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t Stride(uint64_t slot_bytes) { return RoundUp(kSlotHeaderBytes + slot_bytes, 64); }
+
+long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* timeout) {
+  // Shared, not FUTEX_PRIVATE: the word lives in memory that several processes map.
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, timeout, nullptr, 0);
+}
+
+// a >= b for round numbers that may wrap around.
+bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
+}  // namespace
+
+struct SlotChannel::Ctl {
+  alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
+  alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
+  std::atomic<uint32_t> sleepers;
+};
+
+struct SlotChannel::SlotHeader {
+  std::atomic<uint32_t> round;  // the round this slot was last published for
+  uint8_t coll, type, op, pad;
+  int32_t root;
+  uint32_t part;
+  uint64_t count;
+  uint32_t parts;
+};
+
+uint64_t SlotChannel::AreaBytes(const Shape& s) {
+  static_assert(sizeof(Ctl) == 128, "two cache lines per rank");
+  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header");
+  const uint64_t n = static_cast<uint64_t>(s.nranks);
+  return kHeaderBytes + n * sizeof(Ctl) + n * static_cast<uint64_t>(s.depth) * Stride(s.slot_bytes);
+}
+
+void SlotChannel::Format(void* area, const Shape& s) {
+  AreaHeader h{kMagic, s.nranks, s.depth, 0, s.slot_bytes};
+  std::memcpy(area, &h, sizeof(h));
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+Result<SlotChannel::Shape> SlotChannel::ReadShape(const void* area, size_t bytes) {
+  if (bytes < kHeaderBytes) return ProtocolError("slot area of " + std::to_string(bytes) + " bytes is too small");
+  AreaHeader h;
+  std::memcpy(&h, area, sizeof(h));
+  Shape s{h.nranks, h.depth, h.slot_bytes};
+  if (h.magic != kMagic || s.nranks < 1 || s.nranks > (1 << 16) || s.depth < 1 || s.depth > 64 ||
+      s.slot_bytes > (uint64_t{1} << 30) || s.slot_bytes % 64 != 0 || AreaBytes(s) != bytes)
+    return ProtocolError("slot area header is malformed (magic " + std::to_string(h.magic) + ", " +
+                         std::to_string(h.nranks) + " ranks, depth " + std::to_string(h.depth) + ", " +
+                         std::to_string(h.slot_bytes) + "-byte slots, area " + std::to_string(bytes) + " bytes)");
+  return s;
+}
+
+SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<void> keep)
+    : keep_(std::move(keep)),
+      area_(static_cast<char*>(area)),
+      shape_(s),
+      rank_(rank),
+      stride_(Stride(s.slot_bytes)),
+      writable_until_(0) {}
+
+SlotChannel::Ctl* SlotChannel::CtlOf(int r) const {
+  return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
+}
+
+SlotChannel::SlotHeader* SlotChannel::Header(int r, uint32_t s) const {
+  const uint64_t n = static_cast<uint64_t>(shape_.nranks);
+  const uint64_t index = static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.depth) + s % shape_.depth;
+  return reinterpret_cast<SlotHeader*>(area_ + kHeaderBytes + n * sizeof(Ctl) + index * stride_);
+}
+
+char* SlotChannel::Data(int r, uint32_t s) const { return reinterpret_cast<char*>(Header(r, s)) + kSlotHeaderBytes; }
+
+bool SlotChannel::Writable(uint32_t s) {
+  const uint32_t depth = static_cast<uint32_t>(shape_.depth);
+  // Rounds up to writable_until_ were writable when last looked: no need to read the other
+  // ranks' lines (each read of a line a peer just wrote costs a transfer between cores).
+  if (writable_known_ && NotBefore(writable_until_, s)) return true;
+  const uint32_t need = s - depth;
+  uint32_t least = s;  // the earliest round finished by every rank
+  for (int r = 0; r < shape_.nranks; ++r) {
+    const uint32_t d = CtlOf(r)->done.load(std::memory_order_acquire);
+    if (!NotBefore(d, need)) return false;
+    if (r == 0 || !NotBefore(d, least)) least = d;
+  }
+  writable_until_ = least + depth;
+  writable_known_ = true;
+  return true;
+}
+
+void SlotChannel::Publish(uint32_t s, const SlotDesc& d) {
+  SlotHeader* h = Header(rank_, s);
+  h->coll = d.coll;
+  h->type = d.type;
+  h->op = d.op;
+  h->root = d.root;
+  h->part = d.part;
+  h->count = d.count;
+  h->parts = d.parts;
+  h->round.store(s, std::memory_order_release);
+  Wake();
+}
+
+bool SlotChannel::Arrived(int peer, uint32_t s) const {
+  return Header(peer, s)->round.load(std::memory_order_acquire) == s;
+}
+
+SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
+  const SlotHeader* h = Header(peer, s);
+  SlotDesc d;
+  d.coll = h->coll;
+  d.type = h->type;
+  d.op = h->op;
+  d.root = h->root;
+  d.part = h->part;
+  d.count = h->count;
+  d.parts = h->parts;
+  return d;
+}
+
+uint32_t SlotChannel::finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
+
+void SlotChannel::Finish(uint32_t s) {
+  CtlOf(rank_)->done.store(s, std::memory_order_release);
+  Wake();
+}
+
+uint32_t SlotChannel::PublishedBy(int peer, uint32_t s) const {
+  return Header(peer, s)->round.load(std::memory_order_acquire);
+}
+
+uint32_t SlotChannel::FinishedBy(int peer) const { return CtlOf(peer)->done.load(std::memory_order_acquire); }
+
+std::atomic<uint32_t>* SlotChannel::FailedWord() const {
+  return reinterpret_cast<std::atomic<uint32_t>*>(area_ + kFailedOffset);
+}
+
+void SlotChannel::MarkFailed() {
+  uint32_t none = 0;
+  FailedWord()->compare_exchange_strong(none, static_cast<uint32_t>(rank_) + 1, std::memory_order_seq_cst);
+  // Everyone who sleeps wakes up and sees it.
+  for (int r = 0; r < shape_.nranks; ++r) {
+    Ctl* c = CtlOf(r);
+    c->bell.fetch_add(1, std::memory_order_seq_cst);
+    Futex(&c->bell, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
+
+int SlotChannel::FailedBy() const {
+  return static_cast<int>(FailedWord()->load(std::memory_order_acquire)) - 1;
+}
+
+void SlotChannel::Wake() {
+  // Pairs with PrepareSleep: either the sleeper sees what we stored, or we see it sleeping.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < shape_.nranks; ++r) {
+    if (r == rank_) continue;
+    Ctl* c = CtlOf(r);
+    if (c->sleepers.load(std::memory_order_relaxed) == 0) continue;
+    c->bell.fetch_add(1, std::memory_order_seq_cst);
+    Futex(&c->bell, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
+
+uint32_t SlotChannel::PrepareSleep() {
+  Ctl* c = CtlOf(rank_);
+  c->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return c->bell.load(std::memory_order_seq_cst);
+}
+
+void SlotChannel::Sleep(uint32_t seen, int timeout_us) {
+  timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000L};
+  Futex(&CtlOf(rank_)->bell, FUTEX_WAIT, seen, &ts);  // at once if the bell rang since PrepareSleep
+}
+
+void SlotChannel::EndSleep() { CtlOf(rank_)->sleepers.fetch_sub(1, std::memory_order_seq_cst); }
+
+}  // namespace tutti

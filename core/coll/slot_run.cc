@@ -1,0 +1,342 @@
+#include "core/coll/slot_run.h"
+
+#include <sched.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/base/deadline.h"
+#include "kernels/cpu/reduce.h"
+
+namespace tutti {
+
+using algo::Collective;
+
+namespace {
+
+// Blocks of the per-rank count a rank writes per round: one, or one per rank.
+bool PerRankBlocks(Collective c) {
+  return c == Collective::kReduceScatter || c == Collective::kScatter || c == Collective::kAllToAll;
+}
+bool Reduces(Collective c) {
+  return c == Collective::kReduce || c == Collective::kAllReduce || c == Collective::kReduceScatter;
+}
+
+std::string DescText(const SlotDesc& d, bool with_round = true, const char* how = "", uint64_t seq = 0) {
+  const int coll = d.coll, type = d.type, op = d.op;
+  if (coll > static_cast<int>(Collective::kBarrier)) return "an unknown call (code " + std::to_string(coll) + ")";
+  const auto c = static_cast<Collective>(coll);
+  std::string s = algo::CollectiveName(c);
+  if (seq > 0) s += " #" + std::to_string(seq);
+  if (c == Collective::kBarrier) return s + (*how ? " (slots)" : "");
+  s += std::string(" (") + how + "count " + std::to_string(d.count) + ", " + DataTypeName(static_cast<DataType>(type));
+  if (Reduces(c)) s += std::string(", ") + (op < kNumRedOps ? RedOpName(static_cast<RedOp>(op)) : "op ?");
+  if (c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kScatter || c == Collective::kGather)
+    s += ", root " + std::to_string(d.root);
+  if (!with_round) return s + ")";
+  return s + ", round " + std::to_string(d.part + 1) + " of " + std::to_string(d.parts) + ")";
+}
+
+}  // namespace
+
+uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes) {
+  if (c.coll == Collective::kBarrier || c.count == 0) return 1;
+  const uint64_t per = DataTypeSize(c.type) * (PerRankBlocks(c.coll) ? static_cast<uint64_t>(nranks) : 1);
+  return per == 0 ? 0 : slot_bytes / per;
+}
+
+uint32_t SlotRounds(const SlotCall& c, uint64_t chunk) {
+  if (c.coll == Collective::kBarrier || c.count == 0 || chunk == 0) return 1;
+  return static_cast<uint32_t>((c.count + chunk - 1) / chunk);
+}
+
+SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint32_t first, uint64_t seq,
+                 std::shared_ptr<void> keep)
+    : channel_(std::move(channel)),
+      call_(call),
+      chunk_(chunk),
+      first_(first),
+      rounds_(SlotRounds(call, chunk)),
+      seq_(seq),
+      keep_(std::move(keep)),
+      elem_(DataTypeSize(call.type)),
+      n_(channel_->nranks()),
+      me_(channel_->rank()) {}
+
+bool SlotRun::Writes() const {
+  if (call_.coll == Collective::kBroadcast || call_.coll == Collective::kScatter) return me_ == call_.root;
+  return call_.coll != Collective::kBarrier;
+}
+
+SlotDesc SlotRun::DescOf(uint32_t part) const {
+  SlotDesc d;
+  d.coll = static_cast<uint8_t>(call_.coll);
+  d.type = static_cast<uint8_t>(call_.type);
+  d.op = static_cast<uint8_t>(Reduces(call_.coll) ? call_.op : RedOp::kSum);
+  const bool rooted = call_.coll == Collective::kBroadcast || call_.coll == Collective::kReduce ||
+                      call_.coll == Collective::kScatter || call_.coll == Collective::kGather;
+  d.root = rooted ? call_.root : 0;
+  d.count = call_.count;
+  d.part = part;
+  d.parts = rounds_;
+  return d;
+}
+
+Status SlotRun::Write(uint32_t part) {
+  const uint32_t s = first_ + part;
+  const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
+  const uint64_t m = call_.count > lo ? std::min(chunk_, call_.count - lo) : 0;
+  if (Writes() && m > 0) {
+    char* dst = channel_->MySlot(s);
+    const bool scale = call_.op == RedOp::kPremulSum && Reduces(call_.coll);
+    const int blocks = PerRankBlocks(call_.coll) ? n_ : 1;
+    for (int b = 0; b < blocks; ++b) {
+      const char* src = call_.input + (static_cast<uint64_t>(b) * call_.count + lo) * elem_;
+      char* to = dst + static_cast<uint64_t>(b) * m * elem_;
+      if (scale) {
+        TUTTI_RETURN_IF_ERROR(kernels::ScaleBy(to, src, m, call_.type, call_.premul_scalar));
+      } else {
+        std::memcpy(to, src, m * elem_);
+      }
+    }
+  }
+  channel_->Publish(s, DescOf(part));
+  return OkStatus();
+}
+
+Status SlotRun::Read(uint32_t part) {
+  const uint32_t s = first_ + part;
+  const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
+  const uint64_t m = call_.count > lo ? std::min(chunk_, call_.count - lo) : 0;
+  if (m == 0 || call_.output == nullptr) return OkStatus();
+  if ((call_.coll == Collective::kReduce || call_.coll == Collective::kGather) && me_ != call_.root) return OkStatus();
+  char* out = call_.output + lo * elem_;
+  const RedOp op = (call_.op == RedOp::kAvg || call_.op == RedOp::kPremulSum) ? RedOp::kSum : call_.op;
+  auto reduce = [&](uint64_t offset) -> Status {
+    std::array<const void*, 32> small;
+    std::vector<const void*> big;
+    const void** srcs = small.data();
+    if (n_ > static_cast<int>(small.size())) {
+      big.resize(n_);
+      srcs = big.data();
+    }
+    for (int p = 0; p < n_; ++p) srcs[p] = channel_->PeerSlot(p, s) + offset;
+    TUTTI_RETURN_IF_ERROR(kernels::ReduceN(out, srcs, n_, m, call_.type, op));
+    if (call_.op == RedOp::kAvg) TUTTI_RETURN_IF_ERROR(kernels::DivideBy(out, m, call_.type, n_));
+    return OkStatus();
+  };
+  switch (call_.coll) {
+    case Collective::kAllReduce:
+    case Collective::kReduce: return reduce(0);
+    case Collective::kReduceScatter: return reduce(static_cast<uint64_t>(me_) * m * elem_);
+    case Collective::kBroadcast:
+      if (me_ != call_.root) {
+        std::memcpy(out, channel_->PeerSlot(call_.root, s), m * elem_);
+      } else if (call_.input + lo * elem_ != out) {
+        std::memcpy(out, call_.input + lo * elem_, m * elem_);
+      }
+      return OkStatus();
+    case Collective::kScatter:
+      std::memcpy(out, channel_->PeerSlot(call_.root, s) + static_cast<uint64_t>(me_) * m * elem_, m * elem_);
+      return OkStatus();
+    case Collective::kAllGather:
+    case Collective::kGather:
+    case Collective::kAllToAll: {
+      const uint64_t from = call_.coll == Collective::kAllToAll ? static_cast<uint64_t>(me_) * m * elem_ : 0;
+      for (int p = 0; p < n_; ++p)
+        std::memcpy(call_.output + (static_cast<uint64_t>(p) * call_.count + lo) * elem_,
+                    channel_->PeerSlot(p, s) + from, m * elem_);
+      return OkStatus();
+    }
+    case Collective::kBarrier: return OkStatus();
+  }
+  return OkStatus();
+}
+
+bool SlotRun::Advance() {
+  if (done()) return true;
+  std::lock_guard<std::mutex> lock(channel_->mu());
+  if (done()) return true;
+  bool moved = false;
+  Status st;
+  while (st.ok() && written_ < rounds_ && channel_->Writable(first_ + written_)) {
+    st = Write(written_);
+    ++written_;
+    moved = true;
+  }
+  while (st.ok() && read_ < written_ && channel_->finished() + 1 == first_ + read_) {
+    const uint32_t s = first_ + read_;
+    // Every rank waits for every rank's header, also where it needs no data (a broadcast's
+    // root), so that a rank that called something else is caught on every rank.
+    auto all_arrived = [&] {
+      for (int p = 0; p < n_; ++p)
+        if (!channel_->Arrived(p, s)) return false;
+      return true;
+    };
+    // A rank whose communicator failed (or was destroyed) before it finished this round may
+    // never come, or may have given up on this call.
+    auto failed = [&] {
+      const int f = channel_->FailedBy();
+      if (f < 0 || static_cast<int32_t>(channel_->FinishedBy(f) - s) >= 0) return false;
+      st = f == me_ ? AbortedError("this rank's communicator failed")
+                    : RemoteError("rank " + std::to_string(f) +
+                                  "'s communicator failed or was destroyed before it finished this call (its error "
+                                  "says why)");
+      return true;
+    };
+    // (Arrivals are looked at again after a failure was seen: a rank may have published, found
+    // a mismatch and marked the failure since we first looked.)
+    if (!all_arrived() && (channel_->FailedBy() < 0 || !all_arrived())) {
+      failed();
+      break;
+    }
+    const SlotDesc mine = DescOf(read_);
+    for (int p = 0; p < n_ && st.ok(); ++p) {
+      if (p == me_) continue;
+      const SlotDesc theirs = channel_->Desc(p, s);
+      if (theirs != mine)
+        st = MismatchError("ranks called different collectives, counts, types, ops or roots in the same position: "
+                           "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
+                           DescText(theirs));
+    }
+    if (st.ok() && failed()) break;
+    if (st.ok()) st = Read(read_);
+    if (!st.ok()) break;
+    channel_->Finish(s);
+    ++read_;
+    moved = true;
+  }
+  if (moved) moves_.fetch_add(1, std::memory_order_relaxed);
+  blocked_.store(read_ < rounds_ && channel_->finished() + 1 != first_ + read_, std::memory_order_relaxed);
+  if (!st.ok()) {
+    FinishLocked(st.WithContext("rank " + std::to_string(me_) + ": " + what()));
+  } else if (read_ == rounds_) {
+    FinishLocked(OkStatus());
+  }
+  return done();
+}
+
+std::string SlotRun::what() const { return DescText(DescOf(0), false, "slots, ", seq_); }
+
+std::string SlotCallText(const SlotCall& c) {
+  SlotDesc d;
+  d.coll = static_cast<uint8_t>(c.coll);
+  d.type = static_cast<uint8_t>(c.type);
+  d.op = static_cast<uint8_t>(c.op);
+  d.root = c.root;
+  d.count = c.count;
+  return DescText(d, false, "slots, ");
+}
+
+bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_order_relaxed); }
+
+void SlotRun::FinishLocked(Status st) {
+  status_ = std::move(st);
+  done_.store(true, std::memory_order_release);
+}
+
+Status SlotRun::status() const {
+  std::lock_guard<std::mutex> lock(channel_->mu());
+  return status_;
+}
+
+void SlotRun::Fail(const Status& why) {
+  std::lock_guard<std::mutex> lock(channel_->mu());
+  if (!done()) FinishLocked(why);
+}
+
+std::string SlotRun::Progress() const {
+  std::lock_guard<std::mutex> lock(channel_->mu());
+  const uint32_t s = first_ + read_;
+  std::string text = "round " + std::to_string(read_ + 1) + " of " + std::to_string(rounds_) + " (slot round " +
+                     std::to_string(s) + ")";
+  if (read_ == written_) return text + ": waiting until every rank finished slot round " +
+                                std::to_string(s - 1) + " or earlier so this rank may write";
+  std::string missing;
+  for (int p = 0; p < n_; ++p) {
+    if (channel_->Arrived(p, s)) continue;
+    missing += (missing.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " (published slot round " +
+               std::to_string(channel_->PublishedBy(p, s)) + " there, finished round " +
+               std::to_string(channel_->FinishedBy(p)) + ")";
+  }
+  if (missing.empty()) return text + ": waiting for an earlier call of this rank";
+  return text + ": waiting for " + missing + "; ranks that called different collectives here, or the same one "
+                                             "with sizes on both sides of TUTTI_SLOT_MAX, would wait like this";
+}
+
+Status SlotWork::Finished() {
+  Status st = run_->status();
+  // The ranks' rounds no longer line up: nothing later could go through the slots safely.
+  if (!st.ok()) engine_->FailAndNotify(st);
+  return st;
+}
+
+bool SlotWork::Test() {
+  if (run_->done()) return true;
+  if (Status f = engine_->failure(); !f.ok()) run_->Fail(f);
+  if (run_->Blocked()) registry_->AdvanceAll();
+  if (!run_->Advance()) return false;
+  Finished();
+  return true;
+}
+
+Status SlotWork::Wait(double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  if (run_->Advance()) return Finished();
+  if (timeout_s < 0) timeout_s = default_timeout_s_;
+  const auto start = Clock::now();
+  const auto deadline = start + WaitDuration(timeout_s);
+  engine_->AddWaiter();  // the progress thread keeps out of the way
+  struct Leave {
+    P2PEngine* e;
+    ~Leave() { e->RemoveWaiter(); }
+  } leave{engine_.get()};
+  SlotChannel& ch = run_->channel();
+  auto since = start, checked = start;
+  int nap_us = 20;
+  while (true) {
+    const uint64_t before = run_->steps_done();
+    if (run_->Advance()) return Finished();
+    if (run_->Blocked()) registry_->AdvanceAll();
+    const auto now = Clock::now();
+    if (run_->steps_done() != before) {
+      since = now;
+      nap_us = 20;
+    }
+    if (now >= deadline) {
+      char secs[32];
+      snprintf(secs, sizeof(secs), "%.3g", std::chrono::duration<double>(now - start).count());
+      Status st = TimeoutError("rank " + std::to_string(rank_) + ": " + run_->what() + " timed out after " + secs +
+                               " s (" + run_->Progress() + "); the communicator is unusable now");
+      run_->Fail(st);
+      return Finished();
+    }
+    // Now and then: messages (a peer that closed or failed) and peers that died.
+    if (now - checked >= std::chrono::milliseconds(1)) {
+      checked = now;
+      engine_->Poll();
+      if (Status f = engine_->failure(); !f.ok()) {
+        run_->Fail(f);
+        return Finished();
+      }
+    }
+    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - since).count();
+    if (waited < spin_us_) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else if (waited < yield_us_) {
+      sched_yield();
+    } else {
+      const uint32_t seen = ch.PrepareSleep();
+      if (!run_->Advance() && !run_->Blocked()) ch.Sleep(seen, nap_us);
+      ch.EndSleep();
+      nap_us = std::min(nap_us * 2, 1000);
+    }
+  }
+}
+
+}  // namespace tutti

@@ -1,0 +1,119 @@
+// One collective through the slot channel (core/coll/slot_channel.h): the call cut into rounds
+// that fit a slot, what each rank writes into its slot and what it takes from the others', and
+// the Work that waits for it (spinning, yielding or sleeping on the channel's bell).
+//
+// Per round, elements [lo, lo + m) of the per-rank count:
+//   all_reduce, reduce      every rank writes its chunk; readers (all, or the root) reduce the
+//                           ranks' slots in rank order (premul_sum scales while writing, avg
+//                           divides after reducing)
+//   broadcast, scatter      the root writes (scatter: the chunk of every rank's block); the
+//                           others copy theirs
+//   all_gather, gather      every rank writes its chunk; readers copy every rank's
+//   reduce_scatter          every rank writes the chunk of every block; each reduces its block
+//   all_to_all              every rank writes the chunk of every block; each copies its block
+//   barrier                 one round with no data: every rank waits for every other
+// Every rank waits for every rank's slot header each round (also where it needs no data, as a
+// broadcast's root) and compares it with its own call: a rank that called something else fails
+// the call and the communicator (telling the peers), naming both calls.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "algorithms/schedule.h"
+#include "core/base/dtype.h"
+#include "core/coll/coll_registry.h"
+#include "core/coll/run.h"
+#include "core/coll/slot_channel.h"
+#include "core/p2p/engine.h"
+#include "core/work.h"
+
+namespace tutti {
+
+struct SlotCall {
+  algo::Collective coll = algo::Collective::kBarrier;
+  const char* input = nullptr;  // null where this rank provides none
+  char* output = nullptr;       // null where this rank receives nothing
+  uint64_t count = 0;           // per rank, as the Communicator's collectives take it
+  DataType type = DataType::kUint8;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+  double premul_scalar = 1.0;
+};
+
+// "all_reduce (slots, count 8, float32, sum)".
+std::string SlotCallText(const SlotCall& c);
+
+// Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).
+uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes);
+// Rounds `c` takes (>= 1), given a chunk from SlotChunk.
+uint32_t SlotRounds(const SlotCall& c, uint64_t chunk);
+
+class SlotRun : public CollRun {
+ public:
+  // `first` is the first of SlotRounds(call, chunk) rounds reserved for the call. `keep` holds
+  // temporaries (a private copy of an overlapping input) until the run is destroyed.
+  // `seq` numbers the communicator's collectives in messages ("all_reduce #3 (slots, ...)").
+  SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint32_t first, uint64_t seq,
+          std::shared_ptr<void> keep = nullptr);
+
+  bool Advance() override;
+  bool done() const override { return done_.load(std::memory_order_acquire); }
+  uint64_t steps_done() const override { return moves_.load(std::memory_order_relaxed); }
+  Status status() const override;
+  void Fail(const Status& why) override;
+  std::string Progress() const override;
+  std::string what() const override;
+  // True while an earlier call holds up this one's rounds (its waiter must drive that call), as
+  // of the last Advance.
+  bool Blocked() const;
+  SlotChannel& channel() const { return *channel_; }
+
+ private:
+  bool Writes() const;
+  SlotDesc DescOf(uint32_t part) const;
+  Status Write(uint32_t part);
+  Status Read(uint32_t part);
+  void FinishLocked(Status st);
+
+  std::shared_ptr<SlotChannel> channel_;
+  SlotCall call_;
+  uint64_t chunk_;
+  uint32_t first_, rounds_;
+  uint64_t seq_;
+  std::shared_ptr<void> keep_;
+  size_t elem_;
+  int n_, me_;
+
+  uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)
+  Status status_;
+  std::atomic<bool> done_{false};
+  std::atomic<uint64_t> moves_{0};
+  std::atomic<bool> blocked_{false};  // an earlier call of this rank holds up this one's rounds
+};
+
+class SlotWork : public WorkImpl {
+ public:
+  SlotWork(std::shared_ptr<SlotRun> run, std::shared_ptr<P2PEngine> engine, std::shared_ptr<CollRegistry> registry,
+           int rank, double default_timeout_s, int spin_us, int yield_us)
+      : run_(std::move(run)), engine_(std::move(engine)), registry_(std::move(registry)), rank_(rank),
+        default_timeout_s_(default_timeout_s), spin_us_(spin_us), yield_us_(yield_us) {}
+  Status Wait(double timeout_s) override;
+  bool Test() override;
+  bool IsCompleted() const override { return run_->done(); }
+  Status status() const override { return run_->status(); }
+
+ private:
+  // The run's status; a failed run fails the communicator (telling the peers).
+  Status Finished();
+
+  std::shared_ptr<SlotRun> run_;
+  std::shared_ptr<P2PEngine> engine_;
+  std::shared_ptr<CollRegistry> registry_;
+  int rank_;
+  double default_timeout_s_;
+  int spin_us_, yield_us_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,43 @@
+#include "core/coll/slot_setup.h"
+
+#include <sstream>
+
+#include "transport/shm/shm_segment.h"
+
+namespace tutti {
+
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement) {
+  *announcement = "off";
+  if (max_bytes == 0) return SlotArea{};
+  const SlotChannel::Shape shape{nranks, kSlotDepth, (slot_bytes + 63) / 64 * 64};
+  const uint64_t bytes = SlotChannel::AreaBytes(shape);
+  TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Create(bytes));
+  SlotChannel::Format(seg->data(), shape);
+  SlotArea a;
+  a.segment = std::move(seg);
+  a.channel = std::make_shared<SlotChannel>(a.segment->data(), shape, 0, a.segment);
+  a.max_bytes = max_bytes;
+  *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes);
+  return a;
+}
+
+Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank) {
+  if (announcement == "off") return SlotArea{};
+  std::istringstream in(announcement);
+  std::string name;
+  uint64_t bytes = 0, max_bytes = 0;
+  if (!(in >> name >> bytes >> max_bytes) || bytes > (uint64_t{1} << 36))
+    return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
+  TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Open(name, bytes));
+  TUTTI_ASSIGN_OR_RETURN(SlotChannel::Shape shape, SlotChannel::ReadShape(seg->data(), bytes));
+  if (shape.nranks != nranks)
+    return ProtocolError("slot area " + name + " is for " + std::to_string(shape.nranks) + " ranks, not " +
+                         std::to_string(nranks));
+  SlotArea a;
+  std::shared_ptr<ShmSegment> keep = std::move(seg);
+  a.channel = std::make_shared<SlotChannel>(keep->data(), shape, rank, keep);
+  a.max_bytes = max_bytes;
+  return a;
+}
+
+}  // namespace tutti

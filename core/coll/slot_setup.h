@@ -1,0 +1,31 @@
+// Setting up the slot channel of a communicator whose ranks all share one host
+// (core/coll/slot_channel.h): rank 0 creates the shared area and announces it through the
+// store; every other rank maps it from the announcement. Rank 0's settings (TUTTI_SLOT_MAX,
+// TUTTI_SLOT_BYTES) hold for every rank, so that all ranks route each call the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/base/status.h"
+#include "core/coll/slot_channel.h"
+
+namespace tutti {
+
+class ShmSegment;
+
+struct SlotArea {
+  std::shared_ptr<SlotChannel> channel;  // null: no slots
+  uint64_t max_bytes = 0;                // the largest call that takes them
+  std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
+};
+
+// Slots per rank (rounds of one call in flight at once).
+constexpr int kSlotDepth = 4;
+
+// Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement);
+// Every other rank: maps the area an announcement names (untrusted text, checked).
+Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank);
+
+}  // namespace tutti
