@@ -80,18 +80,19 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_NCHANNELS", T::kInt, "1", "Parallel streams (rings) a collective may use (1..64)."},
       {"TUTTI_CHUNK_BYTES", T::kInt, "0",
        "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice)."},
-      {"TUTTI_SLOT_MAX", T::kInt, "65536",
+      {"TUTTI_SLOT_MAX", T::kInt, "1048576",
        "Communicators whose ranks share one host run collectives up to this size (bytes, as "
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "
        "straight out, no messages. 0 turns the slots off. Rank 0's setting holds for all."},
-      {"TUTTI_SLOT_BYTES", T::kInt, "32768",
+      {"TUTTI_SLOT_BYTES", T::kInt, "65536",
        "Bytes of one slot (each rank has 4); a call larger than a slot pipelines through them "
        "in rounds. Rank 0's setting holds for all."},
       {"TUTTI_COST_SHM", T::kString, "",
        "Cost model of shared memory for algorithm selection: \"alpha_us,GBps,reduce_GBps\"."},
       {"TUTTI_COST_TCP", T::kString, "", "Cost model of TCP, as TUTTI_COST_SHM."},
       {"TUTTI_SPIN_US", T::kInt, "50",
-       "Microseconds a waiting thread polls flat out before it starts yielding the core."},
+       "Microseconds a waiting thread polls flat out before it starts yielding the core (default "
+       "0 when the ranks on a host outnumber the cores they may run on)."},
       {"TUTTI_YIELD_US", T::kInt, "2000",
        "Microseconds a waiting thread keeps polling while yielding the core to other runnable "
        "threads, before it sleeps (back-off up to 1 ms)."},

@@ -35,8 +35,8 @@ TEST_P(Collectives, AllCasesPass) {
         // every call as messages.
         {"TUTTI_SLOT_MAX", transport.find("_slotrounds") != std::string::npos ? "1073741824"
                            : transport.find("_noslots") != std::string::npos  ? "0"
-                                                                                : "65536"},
-        {"TUTTI_SLOT_BYTES", transport.find("_slotrounds") != std::string::npos ? "128" : "32768"},
+                                                                                : "1048576"},
+        {"TUTTI_SLOT_BYTES", transport.find("_slotrounds") != std::string::npos ? "128" : "65536"},
         {"TUTTI_TIMEOUT", "60"}}, 600);
   for (int r = 0; r < n; ++r) {
     EXPECT_TRUE(ends[r].exited) << "rank " << r << " killed by signal " << ends[r].signal;
