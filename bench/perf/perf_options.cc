@@ -40,7 +40,7 @@ constexpr OptSpec kOpts[] = {
     {'r', "root", true},       {'a', "average", true},    {'z', "blocking", true},
     {'T', "timeout", true},    {'h', "help", false},      {'g', "ngpus", true},
     {'t', "nthreads", true},   {'G', "cudagraph", true},  {0, "coll", true},
-    {0, "algo", true},         {0, "debug-corrupt-rank", true},
+    {0, "algo", true},         {0, "debug-corrupt-rank", true}, {0, "barrier", true},
 };
 
 const OptSpec* FindShort(char c) {
@@ -112,6 +112,9 @@ Status Apply(const OptSpec& o, const std::string& v, PerfOptions* p) {
   } else if (name == "blocking") {
     if (!ParseInt(v, 0, 1, &i)) return Bad(o, v, "0 or 1");
     p->blocking = static_cast<int>(i);
+  } else if (name == "barrier") {
+    if (!ParseInt(v, 0, 1, &i)) return Bad(o, v, "0 or 1");
+    p->barrier = i == 1;
   } else if (name == "timeout") {
     double t = 0;
     if (!ParseDouble(v, &t)) return Bad(o, v, "seconds >= 0");
@@ -240,6 +243,9 @@ std::string PerfUsage(const char* prog) {
       "  --coll <name>              all_reduce (default), all_gather, reduce_scatter, broadcast, reduce,\n"
       "                             scatter, gather, all_to_all, send_recv\n"
       "  --algo <name>              algorithm of the collective (default: the library chooses)\n"
+      "  --barrier <0|1>            1: a barrier before every timed call, each call timed alone (the\n"
+      "                             latency of a call whose ranks arrive together); 0: the calls back\n"
+      "                             to back, timed together (default, as nccl-tests)\n"
       "  -h, --help                 this text\n"
       "Size S is the bytes of the operation (the whole array for all_gather, reduce_scatter, gather,\n"
       "scatter, all_to_all); algbw = S / time, busbw = algbw x factor (all_reduce 2(n-1)/n; all_gather,\n"

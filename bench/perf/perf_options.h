@@ -28,6 +28,7 @@ struct PerfOptions {
   double timeout_s = 0;                 // -T: 0 = the library's default
   Coll coll = Coll::kAllReduce;         // --coll
   std::string algo;                     // --algo ("" = automatic)
+  bool barrier = false;                 // --barrier 1: a barrier before each timed call
   int debug_corrupt_rank = -1;          // --debug-corrupt-rank (hidden): spoil one result element
   bool help = false;                    // -h
 };
