@@ -65,6 +65,7 @@ struct StreamGate;
 struct Registration;  // core/mem/registration_cache.h
 class RegistrationCache;
 class SlotChannel;
+struct SlotWaitEnv;
 
 // Options of one collective call.
 struct CollOptions {
@@ -201,8 +202,16 @@ class Communicator {
   struct CallShape;
   struct PreparedRun;
   Result<Work> StartCollective(const CollCall& call);
+  Result<Work> StartChecked(const CollCall& call, const CallShape& shape);
+  // A blocking collective (without a stream).
+  Status RunCollective(const CollCall& call);
+  // Through the shared slots (core/coll/slot_collectives.cc).
+  struct SlotPrep;
   bool TakesSlots(const CollCall& call, const CallShape& shape) const;
+  Result<SlotPrep> PrepareSlotCall(const CollCall& call, const CallShape& shape);
+  SlotWaitEnv SlotEnv() const;
   Result<Work> StartSlotCollective(const CollCall& call, const CallShape& shape);
+  Status RunSlotCollective(const CollCall& call, const CallShape& shape);
   Result<CallShape> CheckCall(const CollCall& call) const;
   Result<std::shared_ptr<const CollPlan>> PlanFor(const CollCall& call);
   Result<PreparedRun> PrepareRun(const CollCall& call, const CallShape& shape, const CollPlan& plan, uint64_t seq);

@@ -38,9 +38,11 @@ void ExpectIdle(const Communicator& c, const char* when) {
 TEST_P(Reliability, CallsLeaveNothingBehind) {
   RunThreadRanks(3, [&](Communicator& c) {
     const int n = c.size(), me = c.rank();
-    std::vector<float> in(40000, 1.0f), out(40000 * n);
+    // 1.2 MB goes by rendezvous (and over the 1 MiB up to which shm calls take the slots).
+    constexpr size_t kLarge = 300000;
+    std::vector<float> in(kLarge * n, 1.0f), out(kLarge * n);
     for (int i = 0; i < 300; ++i) {
-      const size_t count = i % 3 == 0 ? 40000 : 3;  // 160 KB goes by rendezvous
+      const size_t count = i % 3 == 0 ? kLarge : 3;
       ASSERT_TRUE(c.AllReduce(in.data(), out.data(), count, DataType::kFloat32, RedOp::kSum).ok());
       ASSERT_EQ(out[0], static_cast<float>(n));
       ASSERT_TRUE(c.AllGather(in.data(), out.data(), count, DataType::kFloat32).ok());

@@ -1,7 +1,6 @@
 // Communicator's collectives: argument checks, buffer preparation (in-place, premul_sum, avg),
 // algorithm choice, the call's signature, and starting the executor.
 #include <algorithm>
-#include <cstring>
 #include <cmath>
 #include <functional>
 #include <mutex>
@@ -9,12 +8,11 @@
 
 #include "algorithms/registry.h"
 #include "core/coll/buffer_pool.h"
+#include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
-#include "core/coll/slot_channel.h"
-#include "core/coll/slot_run.h"
 #include "core/communicator.h"
 #include "core/base/env.h"
 #include "core/stream/host_stream.h"
@@ -23,58 +21,14 @@
 namespace tutti {
 
 using algo::Collective;
-
-struct Communicator::CollCall {
-  Collective coll;
-  const void* send;
-  void* recv;
-  uint64_t count;
-  DataType type;
-  RedOp op;
-  int root;
-  const CollOptions* opts;
-};
+using namespace coll_call;
 
 namespace {
-
-bool Rooted(Collective c) {
-  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kScatter || c == Collective::kGather;
-}
-bool Reduces(Collective c) {
-  return c == Collective::kReduce || c == Collective::kAllReduce || c == Collective::kReduceScatter;
-}
-
-// Elements of (input, output) for `rank`, per the table in algorithms/schedule.h.
-std::pair<uint64_t, uint64_t> BufferCounts(Collective c, uint64_t n, uint64_t count) {
-  switch (c) {
-    case Collective::kBroadcast: return {count, count};
-    case Collective::kReduce: return {count, count};
-    case Collective::kScatter: return {n * count, count};
-    case Collective::kGather: return {count, n * count};
-    case Collective::kAllReduce: return {count, count};
-    case Collective::kAllGather: return {count, n * count};
-    case Collective::kReduceScatter: return {n * count, count};
-    case Collective::kAllToAll: return {n * count, n * count};
-    case Collective::kBarrier: return {0, 0};
-  }
-  return {0, 0};
-}
-
-// nccl-tests' size of a call: the bytes of the larger buffer.
-uint64_t CallBytes(Collective c, uint64_t n, uint64_t count, size_t elem) {
-  auto [in, out] = BufferCounts(c, n, count);
-  return std::max(in, out) * elem;
-}
 
 uint32_t Fnv1a(const std::string& s) {
   uint32_t h = 2166136261u;
   for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
   return h | 1u;  // never 0 (0 marks point-to-point messages)
-}
-
-bool Overlap(const void* a, uint64_t abytes, const void* b, uint64_t bbytes) {
-  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
 }
 
 // Keeps buffers a collective needs beyond the user's (copies, scaled inputs) alive.
@@ -111,20 +65,6 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   plan->schedule = std::make_shared<const algo::Schedule>(std::move(schedule));
   return std::shared_ptr<const CollPlan>(std::move(plan));
 }
-
-namespace {
-// "rank 3: all_reduce", built only for messages: nothing is formatted on the path of a call
-// that succeeds.
-std::string Who(int rank, Collective coll) { return "rank " + std::to_string(rank) + ": " + algo::CollectiveName(coll); }
-}  // namespace
-
-struct Communicator::CallShape {
-  size_t elem = 0;
-  uint64_t in_count = 0, out_count = 0;  // elements of the send and receive buffers
-  bool is_root = false;
-  bool need_in = false, need_out = false;  // buffers this rank must provide
-  int device = -1;                         // where they live: -1 host memory, else a CUDA device
-};
 
 struct Communicator::PreparedRun {
   CollBuffers bufs;
@@ -273,84 +213,22 @@ Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, co
   return r;
 }
 
-namespace {
-SlotCall SlotCallOf(Collective coll, const void* send, void* recv, uint64_t count, DataType type, RedOp op, int root,
-                    double premul, bool need_in, bool need_out) {
-  SlotCall sc;
-  sc.coll = coll;
-  sc.input = need_in ? static_cast<const char*>(send) : nullptr;
-  sc.output = need_out ? static_cast<char*>(recv) : nullptr;
-  sc.count = count;
-  sc.type = type;
-  sc.op = op;
-  sc.root = Rooted(coll) ? root : 0;
-  sc.premul_scalar = premul;
-  return sc;
-}
 
-// The layouts in which a slot call may read its input from the output buffer it writes (each
-// round writes only the part of the output that holds inputs already copied to the slots).
-bool SlotInPlace(Collective c, const char* in, const char* out, uint64_t block) {
-  switch (c) {
-    case Collective::kAllGather:
-    case Collective::kGather: return in == out + block;
-    case Collective::kReduceScatter:
-    case Collective::kScatter: return out == in + block;
-    default: return in == out;
-  }
-}
-}  // namespace
 
-// Whether a call goes through the slots: single-host communicators, host memory, calls up to
-// slot_max_ bytes unless an algorithm is asked for (per call or TUTTI_ALGO), or when the call
-// asks for "slots". Every input of the decision is the same on every rank for matching calls.
-bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
-  if (!slots_ || s.device >= 0) return false;
-  const std::string& a = c.opts->algorithm;
-  if (a == "slots") return true;
-  if (!a.empty() || coll_cfg_->selector.Forces(c.coll)) return false;
-  const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
-  if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
-  return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
-}
-
-Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
-  SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
-                           s.need_out);
-  const uint64_t chunk = SlotChunk(sc, size_, slots_->slot_bytes());
-  if (chunk == 0)
-    return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +
-                           DataTypeName(c.type) + " do not fit a slot of " + std::to_string(slots_->slot_bytes()) +
-                           " bytes (TUTTI_SLOT_BYTES)");
-  // An input that overlaps the output other than in place is copied first.
-  std::shared_ptr<char> copy;
-  const uint64_t in_bytes = s.in_count * s.elem, out_bytes = s.out_count * s.elem;
-  if (sc.input != nullptr && sc.output != nullptr && Overlap(sc.input, in_bytes, sc.output, out_bytes) &&
-      !SlotInPlace(c.coll, sc.input, sc.output, static_cast<uint64_t>(rank_) * c.count * s.elem)) {
-    auto b = buffers_->Get(in_bytes);
-    if (!b.ok()) return b.status().WithContext(Who(rank_, c.coll));
-    copy = std::move(*b);
-    std::memcpy(copy.get(), sc.input, in_bytes);
-    sc.input = copy.get();
-  }
-  CollLabel label;  // formatted only if another thread is issuing
-  label.describe = [](const void* call) { return SlotCallText(*static_cast<const SlotCall*>(call)); };
-  label.arg = &sc;
-  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
-    engine_->FailAndNotify(claim);
-    return claim;
-  }
-  const uint64_t seq = ++coll_seq_;
-  auto run = std::make_shared<SlotRun>(slots_, sc, chunk, slots_->Reserve(SlotRounds(sc, chunk)), seq, std::move(copy));
-  run->Advance();
-  colls_->EndIssue(run);
-  const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
-  return Work(std::make_shared<SlotWork>(std::move(run), engine_, colls_, rank_, limit, engine_->options().spin_us,
-                                         engine_->options().yield_us));
-}
 
 Result<Work> Communicator::StartCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
+  return StartChecked(c, shape);
+}
+
+Status Communicator::RunCollective(const CollCall& c) {
+  TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
+  if (TakesSlots(c, shape)) return RunSlotCollective(c, shape);
+  TUTTI_ASSIGN_OR_RETURN(Work w, StartChecked(c, shape));
+  return w.Wait(c.opts->timeout_s);
+}
+
+Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shape) {
   if (TakesSlots(c, shape)) return StartSlotCollective(c, shape);
   if (c.opts->algorithm == "slots")
     return InvalidArgument(Who(rank_, c.coll) + ": algorithm \"slots\" needs a communicator whose ranks share one "
@@ -387,14 +265,13 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
 
 // A blocking collective; with o.stream, the same call queued on the stream (the lambda's `o` is
 // the options without the stream; arguments are captured by value).
-#define TUTTI_BLOCKING(name, call)                                              \
+#define TUTTI_BLOCKING(name, call, ...)                                         \
   if (o.stream != nullptr)                                                      \
     return OnStream(o, name, [=, this](const CollOptions& o) -> Status {        \
       TUTTI_ASSIGN_OR_RETURN(Work w, call);                                     \
       return w.Wait(o.timeout_s);                                               \
     });                                                                         \
-  TUTTI_ASSIGN_OR_RETURN(Work w, call);                                         \
-  return w.Wait(o.timeout_s)
+  return RunCollective({__VA_ARGS__, &o})
 
 struct StreamGate {
   std::mutex mu;
@@ -455,31 +332,39 @@ Result<Work> Communicator::IBarrier(const CollOptions& o) {
 }
 
 Status Communicator::Broadcast(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING("broadcast", IBroadcast(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("broadcast", IBroadcast(send, recv, count, type, root, o), Collective::kBroadcast, send, recv, count, type,
+                 RedOp::kSum, root);
 }
 Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root,
                             const CollOptions& o) {
-  TUTTI_BLOCKING("reduce", IReduce(send, recv, count, type, op, root, o));
+  TUTTI_BLOCKING("reduce", IReduce(send, recv, count, type, op, root, o), Collective::kReduce, send, recv, count, type, op,
+                 root);
 }
 Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING("scatter", IScatter(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("scatter", IScatter(send, recv, count, type, root, o), Collective::kScatter, send, recv, count, type,
+                 RedOp::kSum, root);
 }
 Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type, int root, const CollOptions& o) {
-  TUTTI_BLOCKING("gather", IGather(send, recv, count, type, root, o));
+  TUTTI_BLOCKING("gather", IGather(send, recv, count, type, root, o), Collective::kGather, send, recv, count, type,
+                 RedOp::kSum, root);
 }
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DataType type, RedOp op, const CollOptions& o) {
-  TUTTI_BLOCKING("all_reduce", IAllReduce(send, recv, count, type, op, o));
+  TUTTI_BLOCKING("all_reduce", IAllReduce(send, recv, count, type, op, o), Collective::kAllReduce, send, recv, count, type,
+                 op, 0);
 }
 Status Communicator::AllGather(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
-  TUTTI_BLOCKING("all_gather", IAllGather(send, recv, count, type, o));
+  TUTTI_BLOCKING("all_gather", IAllGather(send, recv, count, type, o), Collective::kAllGather, send, recv, count, type,
+                 RedOp::kSum, 0);
 }
 Status Communicator::ReduceScatter(const void* send, void* recv, size_t count, DataType type, RedOp op,
                                    const CollOptions& o) {
-  TUTTI_BLOCKING("reduce_scatter", IReduceScatter(send, recv, count, type, op, o));
+  TUTTI_BLOCKING("reduce_scatter", IReduceScatter(send, recv, count, type, op, o), Collective::kReduceScatter, send, recv,
+                 count, type, op, 0);
 }
 Status Communicator::AllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o) {
-  TUTTI_BLOCKING("all_to_all", IAllToAll(send, recv, count, type, o));
+  TUTTI_BLOCKING("all_to_all", IAllToAll(send, recv, count, type, o), Collective::kAllToAll, send, recv, count, type,
+                 RedOp::kSum, 0);
 }
-Status Communicator::Barrier(const CollOptions& o) { TUTTI_BLOCKING("barrier", IBarrier(o)); }
+Status Communicator::Barrier(const CollOptions& o) { TUTTI_BLOCKING("barrier", IBarrier(o), Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8, RedOp::kSum, 0); }
 
 }  // namespace tutti

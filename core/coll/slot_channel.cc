@@ -12,8 +12,6 @@ namespace tutti {
 
 namespace {
 constexpr uint32_t kMagic = 0x544c5354;  // "TSLT"
-constexpr uint64_t kHeaderBytes = 64;
-constexpr uint64_t kSlotHeaderBytes = 32;
 
 struct AreaHeader {
   uint32_t magic;
@@ -26,7 +24,7 @@ constexpr uint64_t kFailedOffset = 32;  // atomic<uint32_t>: 0, or 1 + the rank 
 static_assert(sizeof(AreaHeader) <= kFailedOffset, "area header");
 
 uint64_t RoundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-uint64_t Stride(uint64_t slot_bytes) { return RoundUp(kSlotHeaderBytes + slot_bytes, 64); }
+uint64_t Stride(uint64_t slot_bytes) { return RoundUp(32 + slot_bytes, 64); }  // header + data
 
 long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* timeout) {
   // Shared, not FUTEX_PRIVATE: the word lives in memory that several processes map.
@@ -37,24 +35,11 @@ long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ti
 bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 }  // namespace
 
-struct SlotChannel::Ctl {
-  alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
-  alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
-  std::atomic<uint32_t> sleepers;
-};
 
-struct SlotChannel::SlotHeader {
-  std::atomic<uint32_t> round;  // the round this slot was last published for
-  uint8_t coll, type, op, pad;
-  int32_t root;
-  uint32_t part;
-  uint64_t count;
-  uint32_t parts;
-};
 
 uint64_t SlotChannel::AreaBytes(const Shape& s) {
   static_assert(sizeof(Ctl) == 128, "two cache lines per rank");
-  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header");
+  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes && kSlotHeaderBytes == 32, "slot header (Stride)");
   const uint64_t n = static_cast<uint64_t>(s.nranks);
   return kHeaderBytes + n * sizeof(Ctl) + n * static_cast<uint64_t>(s.depth) * Stride(s.slot_bytes);
 }
@@ -81,22 +66,14 @@ Result<SlotChannel::Shape> SlotChannel::ReadShape(const void* area, size_t bytes
 SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<void> keep)
     : keep_(std::move(keep)),
       area_(static_cast<char*>(area)),
+      slots_(area_ + kHeaderBytes + static_cast<uint64_t>(s.nranks) * sizeof(Ctl)),
       shape_(s),
       rank_(rank),
       stride_(Stride(s.slot_bytes)),
       writable_until_(0) {}
 
-SlotChannel::Ctl* SlotChannel::CtlOf(int r) const {
-  return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
-}
 
-SlotChannel::SlotHeader* SlotChannel::Header(int r, uint32_t s) const {
-  const uint64_t n = static_cast<uint64_t>(shape_.nranks);
-  const uint64_t index = static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.depth) + s % shape_.depth;
-  return reinterpret_cast<SlotHeader*>(area_ + kHeaderBytes + n * sizeof(Ctl) + index * stride_);
-}
 
-char* SlotChannel::Data(int r, uint32_t s) const { return reinterpret_cast<char*>(Header(r, s)) + kSlotHeaderBytes; }
 
 bool SlotChannel::Writable(uint32_t s) {
   const uint32_t depth = static_cast<uint32_t>(shape_.depth);
@@ -128,9 +105,6 @@ void SlotChannel::Publish(uint32_t s, const SlotDesc& d) {
   Wake();
 }
 
-bool SlotChannel::Arrived(int peer, uint32_t s) const {
-  return Header(peer, s)->round.load(std::memory_order_acquire) == s;
-}
 
 SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   const SlotHeader* h = Header(peer, s);
@@ -145,7 +119,6 @@ SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   return d;
 }
 
-uint32_t SlotChannel::finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
 
 void SlotChannel::Finish(uint32_t s) {
   CtlOf(rank_)->done.store(s, std::memory_order_release);

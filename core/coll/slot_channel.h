@@ -79,11 +79,11 @@ class SlotChannel {
   // Publishes this rank's slot for round s (after its data is written), waking sleepers.
   void Publish(uint32_t s, const SlotDesc& d);
   // True once `peer` published round s (its data and Desc may be read until we Finish s).
-  bool Arrived(int peer, uint32_t s) const;
+  bool Arrived(int peer, uint32_t s) const { return Header(peer, s)->round.load(std::memory_order_acquire) == s; }
   const char* PeerSlot(int peer, uint32_t s) const { return Data(peer, s); }
   SlotDesc Desc(int peer, uint32_t s) const;
   // The last round this rank finished; rounds finish in order.
-  uint32_t finished() const;
+  uint32_t finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
   void Finish(uint32_t s);
   // For messages: the last round `peer` published into slot s % depth, and finished.
   uint32_t PublishedBy(int peer, uint32_t s) const;
@@ -106,16 +106,35 @@ class SlotChannel {
   std::mutex& mu() { return mu_; }
 
  private:
-  struct Ctl;
-  struct SlotHeader;
-  Ctl* CtlOf(int r) const;
-  SlotHeader* Header(int r, uint32_t s) const;
-  char* Data(int r, uint32_t s) const;
+  static constexpr uint64_t kHeaderBytes = 64;
+  static constexpr uint64_t kSlotHeaderBytes = 32;
+  struct Ctl {
+    alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
+    alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
+    std::atomic<uint32_t> sleepers;
+  };
+  struct SlotHeader {
+    std::atomic<uint32_t> round;  // the round this slot was last published for
+    uint8_t coll, type, op, pad;
+    int32_t root;
+    uint32_t part;
+    uint64_t count;
+    uint32_t parts;
+  };
+  Ctl* CtlOf(int r) const {
+    return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
+  }
+  SlotHeader* Header(int r, uint32_t s) const {
+    const uint64_t index = static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.depth) + s % shape_.depth;
+    return reinterpret_cast<SlotHeader*>(slots_ + index * stride_);
+  }
+  char* Data(int r, uint32_t s) const { return reinterpret_cast<char*>(Header(r, s)) + kSlotHeaderBytes; }
   void Wake();
   std::atomic<uint32_t>* FailedWord() const;
 
   std::shared_ptr<void> keep_;
   char* area_;
+  char* slots_;  // the first slot, after the per-rank lines
   Shape shape_;
   int rank_;
   uint64_t stride_;  // bytes per slot, header included

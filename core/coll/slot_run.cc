@@ -178,8 +178,7 @@ bool SlotRun::Advance() {
     };
     // A rank whose communicator failed (or was destroyed) before it finished this round may
     // never come, or may have given up on this call.
-    auto failed = [&] {
-      const int f = channel_->FailedBy();
+    auto failed = [&](int f) {
       if (f < 0 || static_cast<int32_t>(channel_->FinishedBy(f) - s) >= 0) return false;
       st = f == me_ ? AbortedError("this rank's communicator failed")
                     : RemoteError("rank " + std::to_string(f) +
@@ -187,11 +186,14 @@ bool SlotRun::Advance() {
                                   "says why)");
       return true;
     };
-    // (Arrivals are looked at again after a failure was seen: a rank may have published, found
-    // a mismatch and marked the failure since we first looked.)
-    if (!all_arrived() && (channel_->FailedBy() < 0 || !all_arrived())) {
-      failed();
-      break;
+    if (!all_arrived()) {
+      // Arrivals are looked at again after a failure was seen: a rank may have published, found
+      // a mismatch and marked the failure since we first looked (the flag is set once, after).
+      const int f = channel_->FailedBy();
+      if (f < 0 || !all_arrived()) {
+        failed(f);
+        break;
+      }
     }
     const SlotDesc mine = DescOf(read_);
     for (int p = 0; p < n_ && st.ok(); ++p) {
@@ -202,7 +204,7 @@ bool SlotRun::Advance() {
                            "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
                            DescText(theirs));
     }
-    if (st.ok() && failed()) break;
+    if (st.ok() && failed(channel_->FailedBy())) break;
     if (st.ok()) st = Read(read_);
     if (!st.ok()) break;
     channel_->Finish(s);
@@ -210,6 +212,7 @@ bool SlotRun::Advance() {
     moved = true;
   }
   if (moved) moves_.fetch_add(1, std::memory_order_relaxed);
+  awaited_.store(read_ < written_ ? first_ + read_ : 0, std::memory_order_relaxed);
   blocked_.store(read_ < rounds_ && channel_->finished() + 1 != first_ + read_, std::memory_order_relaxed);
   if (!st.ok()) {
     FinishLocked(st.WithContext("rank " + std::to_string(me_) + ": " + what()));
@@ -221,14 +224,23 @@ bool SlotRun::Advance() {
 
 std::string SlotRun::what() const { return DescText(DescOf(0), false, "slots, ", seq_); }
 
-std::string SlotCallText(const SlotCall& c) {
+std::string SlotCallText(const SlotCall& c, uint64_t seq) {
   SlotDesc d;
   d.coll = static_cast<uint8_t>(c.coll);
   d.type = static_cast<uint8_t>(c.type);
   d.op = static_cast<uint8_t>(c.op);
   d.root = c.root;
   d.count = c.count;
-  return DescText(d, false, "slots, ");
+  return DescText(d, false, "slots, ", seq);
+}
+
+bool SlotRun::Worth() const {
+  if (done()) return true;
+  const uint32_t s = awaited_.load(std::memory_order_relaxed);
+  if (s == 0) return true;
+  for (int p = 0; p < n_; ++p)
+    if (!channel_->Arrived(p, s)) return channel_->FailedBy() >= 0;
+  return true;
 }
 
 bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_order_relaxed); }
@@ -267,76 +279,84 @@ std::string SlotRun::Progress() const {
                                              "with sizes on both sides of TUTTI_SLOT_MAX, would wait like this";
 }
 
-Status SlotWork::Finished() {
-  Status st = run_->status();
+Status FinishSlotRun(SlotRun& run, P2PEngine& engine) {
+  Status st = run.status();
   // The ranks' rounds no longer line up: nothing later could go through the slots safely.
-  if (!st.ok()) engine_->FailAndNotify(st);
+  if (!st.ok()) engine.FailAndNotify(st);
   return st;
 }
 
-bool SlotWork::Test() {
-  if (run_->done()) return true;
-  if (Status f = engine_->failure(); !f.ok()) run_->Fail(f);
-  if (run_->Blocked()) registry_->AdvanceAll();
-  if (!run_->Advance()) return false;
-  Finished();
-  return true;
-}
-
-Status SlotWork::Wait(double timeout_s) {
+Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
   using Clock = std::chrono::steady_clock;
-  if (run_->Advance()) return Finished();
-  if (timeout_s < 0) timeout_s = default_timeout_s_;
+  if (run.Advance()) return FinishSlotRun(run, *env.engine);
+  if (timeout_s < 0) timeout_s = env.default_timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);
-  engine_->AddWaiter();  // the progress thread keeps out of the way
+  env.engine->AddWaiter();  // the progress thread keeps out of the way
   struct Leave {
     P2PEngine* e;
     ~Leave() { e->RemoveWaiter(); }
-  } leave{engine_.get()};
-  SlotChannel& ch = run_->channel();
+  } leave{env.engine};
+  SlotChannel& ch = run.channel();
   auto since = start, checked = start;
   int nap_us = 20;
   while (true) {
-    const uint64_t before = run_->steps_done();
-    if (run_->Advance()) return Finished();
-    if (run_->Blocked()) registry_->AdvanceAll();
+    // Poll a while before looking at the clock (reading it costs as much as a poll).
+    const uint64_t before = run.steps_done();
+    for (int i = 0; i < 32; ++i) {
+      // (Advance takes the channel's lock; Worth looks at the awaited headers without it. The
+      // first poll of a batch always advances, for writes that became possible.)
+      if ((i == 0 || run.Worth()) && run.Advance()) return FinishSlotRun(run, *env.engine);
+      if (run.steps_done() != before) break;
+#if defined(__x86_64__) || defined(__i386__)
+      if (env.spin_us > 0) __builtin_ia32_pause();
+#endif
+    }
+    if (run.Blocked()) env.registry->AdvanceAll();
     const auto now = Clock::now();
-    if (run_->steps_done() != before) {
+    if (run.steps_done() != before) {
       since = now;
       nap_us = 20;
     }
     if (now >= deadline) {
       char secs[32];
       snprintf(secs, sizeof(secs), "%.3g", std::chrono::duration<double>(now - start).count());
-      Status st = TimeoutError("rank " + std::to_string(rank_) + ": " + run_->what() + " timed out after " + secs +
-                               " s (" + run_->Progress() + "); the communicator is unusable now");
-      run_->Fail(st);
-      return Finished();
+      Status st = TimeoutError("rank " + std::to_string(env.rank) + ": " + run.what() + " timed out after " + secs +
+                               " s (" + run.Progress() + "); the communicator is unusable now");
+      run.Fail(st);
+      return FinishSlotRun(run, *env.engine);
     }
     // Now and then: messages (a peer that closed or failed) and peers that died.
     if (now - checked >= std::chrono::milliseconds(1)) {
       checked = now;
-      engine_->Poll();
-      if (Status f = engine_->failure(); !f.ok()) {
-        run_->Fail(f);
-        return Finished();
+      env.engine->Poll();
+      if (Status f = env.engine->failure(); !f.ok()) {
+        run.Fail(f);
+        return FinishSlotRun(run, *env.engine);
       }
     }
     const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - since).count();
-    if (waited < spin_us_) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else if (waited < yield_us_) {
+    if (waited < env.spin_us) continue;
+    if (waited < env.yield_us) {
       sched_yield();
     } else {
       const uint32_t seen = ch.PrepareSleep();
-      if (!run_->Advance() && !run_->Blocked()) ch.Sleep(seen, nap_us);
+      if (!run.Advance() && !run.Blocked()) ch.Sleep(seen, nap_us);
       ch.EndSleep();
       nap_us = std::min(nap_us * 2, 1000);
     }
   }
 }
+
+bool SlotWork::Test() {
+  if (run_->done()) return true;
+  if (Status f = env_.engine->failure(); !f.ok()) run_->Fail(f);
+  if (run_->Blocked()) env_.registry->AdvanceAll();
+  if (!run_->Advance()) return false;
+  FinishSlotRun(*run_, *env_.engine);
+  return true;
+}
+
+Status SlotWork::Wait(double timeout_s) { return WaitSlotRun(*run_, env_, timeout_s); }
 
 }  // namespace tutti

@@ -42,8 +42,8 @@ struct SlotCall {
   double premul_scalar = 1.0;
 };
 
-// "all_reduce (slots, count 8, float32, sum)".
-std::string SlotCallText(const SlotCall& c);
+// "all_reduce #3 (slots, count 8, float32, sum)" (seq 0: without the number).
+std::string SlotCallText(const SlotCall& c, uint64_t seq = 0);
 
 // Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).
 uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes);
@@ -68,6 +68,9 @@ class SlotRun : public CollRun {
   // True while an earlier call holds up this one's rounds (its waiter must drive that call), as
   // of the last Advance.
   bool Blocked() const;
+  // Whether Advance may move now (without the lock): the round awaited when it last looked has
+  // arrived from every rank, or something else may have changed.
+  bool Worth() const;
   SlotChannel& channel() const { return *channel_; }
 
  private:
@@ -90,30 +93,43 @@ class SlotRun : public CollRun {
   Status status_;
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> moves_{0};
-  std::atomic<bool> blocked_{false};  // an earlier call of this rank holds up this one's rounds
+  std::atomic<bool> blocked_{false};
+  std::atomic<uint32_t> awaited_{0};  // the round whose headers Advance waits for (0: none)  // an earlier call of this rank holds up this one's rounds
 };
+
+// What waiting for a slot run needs from its communicator.
+struct SlotWaitEnv {
+  P2PEngine* engine = nullptr;
+  CollRegistry* registry = nullptr;  // drives earlier calls that hold this one up
+  int rank = 0;
+  double default_timeout_s = 300;
+  int spin_us = 50, yield_us = 2000;
+};
+
+// Waits for `run` (timeout_s < 0: the default): polls, yields, then sleeps on the channel's bell;
+// polls the engine every millisecond (a peer that failed or died). A run that fails fails the
+// communicator, telling the peers.
+Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s);
 
 class SlotWork : public WorkImpl {
  public:
+  // Holds the engine and registry that `env` points to for as long as the Work lives.
   SlotWork(std::shared_ptr<SlotRun> run, std::shared_ptr<P2PEngine> engine, std::shared_ptr<CollRegistry> registry,
-           int rank, double default_timeout_s, int spin_us, int yield_us)
-      : run_(std::move(run)), engine_(std::move(engine)), registry_(std::move(registry)), rank_(rank),
-        default_timeout_s_(default_timeout_s), spin_us_(spin_us), yield_us_(yield_us) {}
+           const SlotWaitEnv& env)
+      : run_(std::move(run)), engine_(std::move(engine)), registry_(std::move(registry)), env_(env) {
+    env_.engine = engine_.get();
+    env_.registry = registry_.get();
+  }
   Status Wait(double timeout_s) override;
   bool Test() override;
   bool IsCompleted() const override { return run_->done(); }
   Status status() const override { return run_->status(); }
 
  private:
-  // The run's status; a failed run fails the communicator (telling the peers).
-  Status Finished();
-
   std::shared_ptr<SlotRun> run_;
   std::shared_ptr<P2PEngine> engine_;
   std::shared_ptr<CollRegistry> registry_;
-  int rank_;
-  double default_timeout_s_;
-  int spin_us_, yield_us_;
+  SlotWaitEnv env_;
 };
 
 }  // namespace tutti

@@ -12,10 +12,15 @@ namespace {
 
 using Call = std::function<Status(Communicator&, std::vector<float>&, std::vector<float>&)>;
 
+// The transport under test: shm (single-host calls go through the shared slots) or tcp
+// (messages, whose eager sends of collectives complete at the wire).
+std::string g_transport = "shm";
+
 // Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it.
 void ExpectMismatch(const Call& a, const Call& b) {
   CommOptions o;
   o.timeout_s = 2;
+  o.transport = g_transport;
   RunThreadRanks(2, [&](Communicator& c) {
     std::vector<float> in(64, 1.0f), out(64, 0.0f);
     Status st = (c.rank() == 0 ? a : b)(c, in, out);
@@ -28,26 +33,31 @@ void ExpectMismatch(const Call& a, const Call& b) {
   }, o);
 }
 
+class Mismatch : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { g_transport = GetParam(); }
+};
+
 Call AllReduce(size_t count, DataType t, RedOp op = RedOp::kSum) {
   return [=](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
     return c.AllReduce(in.data(), out.data(), count, t, op);
   };
 }
 
-TEST(Mismatch, Count) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(12, DataType::kFloat32)); }
+TEST_P(Mismatch, Count) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(12, DataType::kFloat32)); }
 
-TEST(Mismatch, Type) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kInt32)); }
+TEST_P(Mismatch, Type) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kInt32)); }
 
-TEST(Mismatch, Op) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kFloat32, RedOp::kMax)); }
+TEST_P(Mismatch, Op) { ExpectMismatch(AllReduce(10, DataType::kFloat32), AllReduce(10, DataType::kFloat32, RedOp::kMax)); }
 
-TEST(Mismatch, Collective) {
+TEST_P(Mismatch, Collective) {
   ExpectMismatch(AllReduce(8, DataType::kFloat32),
                  [](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
                    return c.AllGather(in.data(), out.data(), 8, DataType::kFloat32);
                  });
 }
 
-TEST(Mismatch, Root) {
+TEST_P(Mismatch, Root) {
   // Both ranks think they are the root: both only send, so no message is ever received; the
   // timeout says that the other rank's messages belong to another call.
   auto bcast = [](int root) {
@@ -58,7 +68,7 @@ TEST(Mismatch, Root) {
   ExpectMismatch(bcast(0), bcast(1));
 }
 
-TEST(Mismatch, Algorithm) {
+TEST_P(Mismatch, Algorithm) {
   auto with = [](const char* algo) {
     return [algo](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
       CollOptions o;
@@ -68,6 +78,8 @@ TEST(Mismatch, Algorithm) {
   };
   ExpectMismatch(with("ring"), with("rhd"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::Values("shm", "tcp"));
 
 }  // namespace
 }  // namespace tutti::testing

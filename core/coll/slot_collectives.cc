@@ -1,0 +1,158 @@
+// Communicator's collectives through the shared slots (core/coll/slot_run.h): which calls take
+// them, preparing such a call, and issuing it (async) or running it on the calling thread
+// (blocking, with nothing allocated when no other call is in flight).
+#include <cstring>
+
+#include "core/coll/buffer_pool.h"
+#include "core/coll/coll_call.h"
+#include "core/coll/coll_registry.h"
+#include "core/coll/selector.h"
+#include "core/coll/slot_channel.h"
+#include "core/coll/slot_run.h"
+#include "core/communicator.h"
+
+namespace tutti {
+
+using namespace coll_call;
+
+namespace {
+SlotCall SlotCallOf(Collective coll, const void* send, void* recv, uint64_t count, DataType type, RedOp op, int root,
+                    double premul, bool need_in, bool need_out) {
+  SlotCall sc;
+  sc.coll = coll;
+  sc.input = need_in ? static_cast<const char*>(send) : nullptr;
+  sc.output = need_out ? static_cast<char*>(recv) : nullptr;
+  sc.count = count;
+  sc.type = type;
+  sc.op = op;
+  sc.root = Rooted(coll) ? root : 0;
+  sc.premul_scalar = premul;
+  return sc;
+}
+
+// The layouts in which a slot call may read its input from the output buffer it writes (each
+// round writes only the part of the output that holds inputs already copied to the slots).
+bool SlotInPlace(Collective c, const char* in, const char* out, uint64_t block) {
+  switch (c) {
+    case Collective::kAllGather:
+    case Collective::kGather: return in == out + block;
+    case Collective::kReduceScatter:
+    case Collective::kScatter: return out == in + block;
+    default: return in == out;
+  }
+}
+
+// Names the call that holds the issuing claim, for another thread's error: "all_reduce #3
+// (slots, count 8, float32, sum)".
+struct Described {
+  const SlotCall* call;
+  uint64_t seq;
+};
+std::string Describe(const void* arg) {
+  const auto* d = static_cast<const Described*>(arg);
+  return SlotCallText(*d->call, d->seq);
+}
+}  // namespace
+
+struct Communicator::SlotPrep {
+  SlotCall call;
+  uint64_t chunk = 0;
+  std::shared_ptr<char> copy;  // a private copy of an input that overlaps the output
+};
+
+// Whether a call goes through the slots: single-host communicators, host memory, calls up to
+// slot_max_ bytes unless an algorithm is asked for (per call or TUTTI_ALGO), or when the call
+// asks for "slots". Every input of the decision is the same on every rank for matching calls.
+bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
+  if (!slots_ || s.device >= 0) return false;
+  const std::string& a = c.opts->algorithm;
+  if (a == "slots") return true;
+  if (!a.empty() || coll_cfg_->selector.Forces(c.coll)) return false;
+  const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
+  if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
+  return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
+}
+
+Result<Communicator::SlotPrep> Communicator::PrepareSlotCall(const CollCall& c, const CallShape& s) {
+  SlotPrep p;
+  p.call = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
+                      s.need_out);
+  p.chunk = SlotChunk(p.call, size_, slots_->slot_bytes());
+  if (p.chunk == 0)
+    return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +
+                           DataTypeName(c.type) + " do not fit a slot of " + std::to_string(slots_->slot_bytes()) +
+                           " bytes (TUTTI_SLOT_BYTES)");
+  // An input that overlaps the output other than in place is copied first.
+  const uint64_t in_bytes = s.in_count * s.elem, out_bytes = s.out_count * s.elem;
+  if (p.call.input != nullptr && p.call.output != nullptr &&
+      Overlap(p.call.input, in_bytes, p.call.output, out_bytes) &&
+      !SlotInPlace(c.coll, p.call.input, p.call.output, static_cast<uint64_t>(rank_) * c.count * s.elem)) {
+    auto b = buffers_->Get(in_bytes);
+    if (!b.ok()) return b.status().WithContext(Who(rank_, c.coll));
+    p.copy = std::move(*b);
+    std::memcpy(p.copy.get(), p.call.input, in_bytes);
+    p.call.input = p.copy.get();
+  }
+  return p;
+}
+
+SlotWaitEnv Communicator::SlotEnv() const {
+  SlotWaitEnv env;
+  env.engine = engine_.get();
+  env.registry = colls_.get();
+  env.rank = rank_;
+  env.default_timeout_s = timeout();
+  env.spin_us = engine_->options().spin_us;
+  env.yield_us = engine_->options().yield_us;
+  return env;
+}
+
+Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
+  TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
+  Described d{&p.call, coll_seq_ + 1};
+  CollLabel label;  // formatted only if another thread is issuing
+  label.describe = &Describe;
+  label.arg = &d;
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  const uint64_t seq = ++coll_seq_;
+  const uint32_t first = slots_->Reserve(SlotRounds(p.call, p.chunk));
+  auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
+  run->Advance();
+  colls_->EndIssue(run);
+  SlotWaitEnv env = SlotEnv();
+  if (c.opts->timeout_s >= 0) env.default_timeout_s = c.opts->timeout_s;
+  return Work(std::make_shared<SlotWork>(std::move(run), engine_, colls_, env));
+}
+
+Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
+  TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
+  Described d{&p.call, coll_seq_ + 1};
+  CollLabel label;
+  label.describe = &Describe;
+  label.arg = &d;
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  const uint64_t seq = ++coll_seq_;
+  const uint32_t first = slots_->Reserve(SlotRounds(p.call, p.chunk));
+  if (colls_->InFlight() > 0) {
+    // Earlier async calls are in flight: this one joins them in the registry, which the wait
+    // drives (they hold up this call's rounds).
+    auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
+    run->Advance();
+    colls_->EndIssue(run);
+    return WaitSlotRun(*run, SlotEnv(), c.opts->timeout_s);
+  }
+  // Nothing else in flight: the run lives on this stack, and the issuing claim is held until it
+  // ends (another thread's collective meanwhile is refused, naming this one).
+  SlotRun run(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
+  Status st = WaitSlotRun(run, SlotEnv(), c.opts->timeout_s);
+  colls_->EndIssue(nullptr);
+  return st;
+}
+
+}  // namespace tutti
