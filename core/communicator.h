@@ -7,6 +7,7 @@
 // dies fails every pending operation on every surviving rank with an error naming it.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -236,7 +237,7 @@ class Communicator {
   std::shared_ptr<DevicePath> devices_;
   std::shared_ptr<PlanCache> plans_;
   int split_count_ = 0;
-  uint64_t coll_seq_ = 0;
+  std::atomic<uint64_t> coll_seq_{0};  // read unclaimed only to name a call in a misuse error
   std::shared_ptr<CollRegistry> colls_;
   std::shared_ptr<BufferPool> buffers_;
   std::shared_ptr<const CollConfig> coll_cfg_;

@@ -109,7 +109,7 @@ SlotWaitEnv Communicator::SlotEnv() const {
 
 Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
-  Described d{&p.call, coll_seq_ + 1};
+  Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
   CollLabel label;  // formatted only if another thread is issuing
   label.describe = &Describe;
   label.arg = &d;
@@ -129,7 +129,7 @@ Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShap
 
 Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
-  Described d{&p.call, coll_seq_ + 1};
+  Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
   CollLabel label;
   label.describe = &Describe;
   label.arg = &d;
