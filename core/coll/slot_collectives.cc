@@ -107,18 +107,32 @@ SlotWaitEnv Communicator::SlotEnv() const {
   return env;
 }
 
+namespace {
+// Claims the issuing of a slot call for this thread (the label names the call to another thread
+// that tries to issue meanwhile, so `d` must live until EndIssue), numbers it and reserves its
+// rounds. A refused claim fails the communicator, telling the peers.
+Status ClaimSlotCall(CollRegistry& colls, P2PEngine& engine, int rank, std::atomic<uint64_t>& coll_seq,
+                     SlotChannel& slots, uint32_t rounds, Described* d, uint64_t* seq, uint32_t* first) {
+  CollLabel label;  // formatted only if another thread is issuing
+  label.describe = &Describe;
+  label.arg = d;
+  if (Status claim = colls.BeginIssue(rank, label); !claim.ok()) {
+    engine.FailAndNotify(claim);
+    return claim;
+  }
+  *seq = ++coll_seq;
+  *first = slots.Reserve(rounds);
+  return OkStatus();
+}
+}  // namespace
+
 Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
   Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
-  CollLabel label;  // formatted only if another thread is issuing
-  label.describe = &Describe;
-  label.arg = &d;
-  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
-    engine_->FailAndNotify(claim);
-    return claim;
-  }
-  const uint64_t seq = ++coll_seq_;
-  const uint32_t first = slots_->Reserve(SlotRounds(p.call, p.chunk));
+  uint64_t seq = 0;
+  uint32_t first = 0;
+  TUTTI_RETURN_IF_ERROR(
+      ClaimSlotCall(*colls_, *engine_, rank_, coll_seq_, *slots_, SlotRounds(p.call, p.chunk), &d, &seq, &first));
   auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
   run->Advance();
   colls_->EndIssue(run);
@@ -130,15 +144,10 @@ Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShap
 Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
   Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
-  CollLabel label;
-  label.describe = &Describe;
-  label.arg = &d;
-  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
-    engine_->FailAndNotify(claim);
-    return claim;
-  }
-  const uint64_t seq = ++coll_seq_;
-  const uint32_t first = slots_->Reserve(SlotRounds(p.call, p.chunk));
+  uint64_t seq = 0;
+  uint32_t first = 0;
+  TUTTI_RETURN_IF_ERROR(
+      ClaimSlotCall(*colls_, *engine_, rank_, coll_seq_, *slots_, SlotRounds(p.call, p.chunk), &d, &seq, &first));
   if (colls_->InFlight() > 0) {
     // Earlier async calls are in flight: this one joins them in the registry, which the wait
     // drives (they hold up this call's rounds).
