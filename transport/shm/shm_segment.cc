@@ -29,6 +29,15 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Create(size_t bytes) {
     shm_unlink(name.c_str());
     return SystemError("ftruncate shm segment " + name + " to " + std::to_string(bytes), err);
   }
+  // Reserve the memory now: a tmpfs that is full (a container's small /dev/shm) then fails here,
+  // with a message, instead of killing the process with SIGBUS when a page is first touched.
+  if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+    close(fd);
+    shm_unlink(name.c_str());
+    return SystemError("reserving " + std::to_string(bytes) + " bytes for shm segment " + name +
+                           " (is /dev/shm full or too small?)",
+                       err);
+  }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int err = errno;
   close(fd);
