@@ -1,7 +1,7 @@
 // Collectives through the shared slots of a single-host communicator (core/coll/slot_run.h):
 // many calls in flight at once (more rounds than slots), waited in any order and mixed with
-// calls that go as messages; a rank that never comes; a rank that calls something else; and
-// forcing the slots where there are none.
+// calls that go as messages; an input overlapping the output; a rank that never comes; a rank
+// that calls something else; and forcing the slots where there are none.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -83,6 +83,22 @@ TEST(Slots, ARankThatCallsSomethingElseIsNamedOnEveryRank) {
     }
     EXPECT_FALSE(c.Barrier().ok());  // the communicator failed
   }, Shm(20));
+}
+
+// An output that overlaps the input other than in place: the input is copied before any round
+// is read. (Half a call apart, the first round's output lands on input that rounds written
+// after it would still read.)
+TEST(Slots, AnInputOverlappingTheOutputIsCopiedFirst) {
+  RunThreadRanks(2, [](Communicator& c) {
+    constexpr size_t kCount = 100000;  // 400 KB: 7 rounds of 64 KiB slots, 4 in flight
+    constexpr size_t kShift = kCount / 2;
+    std::vector<float> buf(kCount + kShift);
+    for (size_t i = 0; i < kCount; ++i) buf[i] = static_cast<float>((c.rank() + 1) * (i % 1000 + 1));
+    Status st = c.AllReduce(buf.data(), buf.data() + kShift, kCount, DataType::kFloat32, RedOp::kSum);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    for (size_t i = 0; i < kCount; ++i)
+      ASSERT_EQ(buf[i + kShift], 3.0f * static_cast<float>(i % 1000 + 1)) << "element " << i;
+  }, Shm());
 }
 
 TEST(Slots, AskingForSlotsWithoutThemIsRefused) {
