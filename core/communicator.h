@@ -66,6 +66,7 @@ struct StreamGate;
 struct Registration;  // core/mem/registration_cache.h
 class RegistrationCache;
 class SlotChannel;
+class SlotRun;
 struct SlotWaitEnv;
 
 // Options of one collective call.
@@ -210,6 +211,8 @@ class Communicator {
   struct SlotPrep;
   bool TakesSlots(const CollCall& call, const CallShape& shape) const;
   Result<SlotPrep> PrepareSlotCall(const CollCall& call, const CallShape& shape);
+  Status ClaimSlotCall(SlotPrep* p);
+  std::shared_ptr<SlotRun> EnqueueSlotRun(SlotPrep& p);
   SlotWaitEnv SlotEnv() const;
   Result<Work> StartSlotCollective(const CollCall& call, const CallShape& shape);
   Status RunSlotCollective(const CollCall& call, const CallShape& shape);

@@ -42,22 +42,15 @@ bool SlotInPlace(Collective c, const char* in, const char* out, uint64_t block) 
   }
 }
 
-// Names the call that holds the issuing claim, for another thread's error: "all_reduce #3
-// (slots, count 8, float32, sum)".
-struct Described {
-  const SlotCall* call;
-  uint64_t seq;
-};
-std::string Describe(const void* arg) {
-  const auto* d = static_cast<const Described*>(arg);
-  return SlotCallText(*d->call, d->seq);
-}
 }  // namespace
 
 struct Communicator::SlotPrep {
   SlotCall call;
   uint64_t chunk = 0;
   std::shared_ptr<char> copy;  // a private copy of an input that overlaps the output
+  uint64_t named_seq = 0;      // the number another thread's error gives it (set before the claim)
+  uint64_t seq = 0;            // its number, and its first round (set once claimed)
+  uint32_t first = 0;
 };
 
 // Whether a call goes through the slots: single-host communicators, host memory, calls up to
@@ -107,35 +100,39 @@ SlotWaitEnv Communicator::SlotEnv() const {
   return env;
 }
 
-namespace {
-// Claims the issuing of a slot call for this thread (the label names the call to another thread
-// that tries to issue meanwhile, so `d` must live until EndIssue), numbers it and reserves its
+// Claims the issuing of the call for this thread (the label names it to another thread that
+// tries to issue meanwhile, so `p` must stay put until EndIssue), numbers it and reserves its
 // rounds. A refused claim fails the communicator, telling the peers.
-Status ClaimSlotCall(CollRegistry& colls, P2PEngine& engine, int rank, std::atomic<uint64_t>& coll_seq,
-                     SlotChannel& slots, uint32_t rounds, Described* d, uint64_t* seq, uint32_t* first) {
+Status Communicator::ClaimSlotCall(SlotPrep* p) {
+  p->named_seq = coll_seq_.load(std::memory_order_relaxed) + 1;
   CollLabel label;  // formatted only if another thread is issuing
-  label.describe = &Describe;
-  label.arg = d;
-  if (Status claim = colls.BeginIssue(rank, label); !claim.ok()) {
-    engine.FailAndNotify(claim);
+  label.describe = [](const void* arg) {
+    const auto* q = static_cast<const SlotPrep*>(arg);
+    return SlotCallText(q->call, q->named_seq);
+  };
+  label.arg = p;
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+    engine_->FailAndNotify(claim);
     return claim;
   }
-  *seq = ++coll_seq;
-  *first = slots.Reserve(rounds);
+  p->seq = ++coll_seq_;
+  p->first = slots_->Reserve(SlotRounds(p->call, p->chunk));
   return OkStatus();
 }
-}  // namespace
+
+// A claimed call as a run of the registry (driven by waiters and the progress thread); ends the
+// claim.
+std::shared_ptr<SlotRun> Communicator::EnqueueSlotRun(SlotPrep& p) {
+  auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, p.first, p.seq, std::move(p.copy));
+  run->Advance();
+  colls_->EndIssue(run);
+  return run;
+}
 
 Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
-  Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
-  uint64_t seq = 0;
-  uint32_t first = 0;
-  TUTTI_RETURN_IF_ERROR(
-      ClaimSlotCall(*colls_, *engine_, rank_, coll_seq_, *slots_, SlotRounds(p.call, p.chunk), &d, &seq, &first));
-  auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
-  run->Advance();
-  colls_->EndIssue(run);
+  TUTTI_RETURN_IF_ERROR(ClaimSlotCall(&p));
+  std::shared_ptr<SlotRun> run = EnqueueSlotRun(p);
   SlotWaitEnv env = SlotEnv();
   if (c.opts->timeout_s >= 0) env.default_timeout_s = c.opts->timeout_s;
   return Work(std::make_shared<SlotWork>(std::move(run), engine_, colls_, env));
@@ -143,22 +140,13 @@ Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShap
 
 Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
-  Described d{&p.call, coll_seq_.load(std::memory_order_relaxed) + 1};
-  uint64_t seq = 0;
-  uint32_t first = 0;
-  TUTTI_RETURN_IF_ERROR(
-      ClaimSlotCall(*colls_, *engine_, rank_, coll_seq_, *slots_, SlotRounds(p.call, p.chunk), &d, &seq, &first));
-  if (colls_->InFlight() > 0) {
-    // Earlier async calls are in flight: this one joins them in the registry, which the wait
-    // drives (they hold up this call's rounds).
-    auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
-    run->Advance();
-    colls_->EndIssue(run);
-    return WaitSlotRun(*run, SlotEnv(), c.opts->timeout_s);
-  }
+  TUTTI_RETURN_IF_ERROR(ClaimSlotCall(&p));
+  // Earlier async calls in flight hold up this call's rounds: it joins them in the registry,
+  // which the wait drives.
+  if (colls_->InFlight() > 0) return WaitSlotRun(*EnqueueSlotRun(p), SlotEnv(), c.opts->timeout_s);
   // Nothing else in flight: the run lives on this stack, and the issuing claim is held until it
   // ends (another thread's collective meanwhile is refused, naming this one).
-  SlotRun run(slots_, p.call, p.chunk, first, seq, std::move(p.copy));
+  SlotRun run(slots_, p.call, p.chunk, p.first, p.seq, std::move(p.copy));
   Status st = WaitSlotRun(run, SlotEnv(), c.opts->timeout_s);
   colls_->EndIssue(nullptr);
   return st;

@@ -12,30 +12,25 @@ namespace {
 
 using Call = std::function<Status(Communicator&, std::vector<float>&, std::vector<float>&)>;
 
-// The transport under test: shm (single-host calls go through the shared slots) or tcp
-// (messages, whose eager sends of collectives complete at the wire).
-std::string g_transport = "shm";
-
-// Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it.
-void ExpectMismatch(const Call& a, const Call& b) {
-  CommOptions o;
-  o.timeout_s = 2;
-  o.transport = g_transport;
-  RunThreadRanks(2, [&](Communicator& c) {
-    std::vector<float> in(64, 1.0f), out(64, 0.0f);
-    Status st = (c.rank() == 0 ? a : b)(c, in, out);
-    ASSERT_FALSE(st.ok()) << "rank " << c.rank() << " did not notice the mismatch";
-    // Mismatch where the messages meet; a timeout (or the peer's report of one) where they cannot.
-    EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kTimeout || st.code() == Code::kRemoteError)
-        << st.ToString();
-    EXPECT_NE(st.message().find("different c"), std::string::npos) << st.ToString();
-    EXPECT_NE(st.message().find("rank " + std::to_string(c.rank())), std::string::npos) << st.ToString();
-  }, o);
-}
-
+// Over shm (single-host calls go through the shared slots) and tcp (messages).
 class Mismatch : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { g_transport = GetParam(); }
+  // Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it.
+  void ExpectMismatch(const Call& a, const Call& b) {
+    CommOptions o;
+    o.timeout_s = 2;
+    o.transport = GetParam();
+    RunThreadRanks(2, [&](Communicator& c) {
+      std::vector<float> in(64, 1.0f), out(64, 0.0f);
+      Status st = (c.rank() == 0 ? a : b)(c, in, out);
+      ASSERT_FALSE(st.ok()) << "rank " << c.rank() << " did not notice the mismatch";
+      // Mismatch where the messages meet; a timeout (or the peer's report of one) where they cannot.
+      EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kTimeout || st.code() == Code::kRemoteError)
+          << st.ToString();
+      EXPECT_NE(st.message().find("different c"), std::string::npos) << st.ToString();
+      EXPECT_NE(st.message().find("rank " + std::to_string(c.rank())), std::string::npos) << st.ToString();
+    }, o);
+  }
 };
 
 Call AllReduce(size_t count, DataType t, RedOp op = RedOp::kSum) {
