@@ -4,19 +4,24 @@
 #   --peers   also install the libraries tutti is compared with (Open MPI, Gloo): optional, for
 #             //bench:mpi_perf, //bench:gloo_perf and tools/compare_peers.sh
 #   --fuzz    also install clang-14 with libFuzzer and lld, for tools/fuzz.sh (tools/test.sh)
+#   --torch   also make the virtual environment .venv with PyPI's torch and install tutti_torch
+#             (backend "tutti" for torch.distributed) into it; exit status 3 when PyPI cannot be
+#             reached (tools/torch/setup_venv.sh)
 set -euo pipefail
 peers=0
 fuzz=0
+torch=0
 for arg in "$@"; do
   case $arg in
     --peers) peers=1 ;;
     --fuzz) fuzz=1 ;;
+    --torch) torch=1 ;;
     -h | --help)
-      sed -n '2,6s/^# \{0,1\}//p' "$0"
+      sed -n '2,9s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
-      echo "tools/setup.sh: unknown argument $arg (known: --peers, --fuzz)" >&2
+      echo "tools/setup.sh: unknown argument $arg (known: --peers, --fuzz, --torch)" >&2
       exit 2
       ;;
   esac
@@ -45,3 +50,6 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v bazel >/dev/null || { echo "tools/setup.sh: bazel is still missing" >&2; exit 1; }
+if ((torch)); then
+  bash "$(dirname "$0")/torch/setup_venv.sh"
+fi
