@@ -457,8 +457,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       }
       if (area.channel) {
         std::weak_ptr<SlotChannel> weak = area.channel;
-        engine->SetFailureHook([weak](const Status&) {
-          if (auto ch = weak.lock()) ch->MarkFailed();
+        engine->SetFailureHook([weak](const Status& why) {
+          if (auto ch = weak.lock()) ch->MarkFailed(why.message());
         });
       }
       comm->slots_ = std::move(area.channel);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -135,9 +136,15 @@ std::atomic<uint32_t>* SlotChannel::FailedWord() const {
   return reinterpret_cast<std::atomic<uint32_t>*>(area_ + kFailedOffset);
 }
 
-void SlotChannel::MarkFailed() {
+void SlotChannel::MarkFailed(const std::string& why) {
   uint32_t none = 0;
-  FailedWord()->compare_exchange_strong(none, static_cast<uint32_t>(rank_) + 1, std::memory_order_seq_cst);
+  if (FailedWord()->compare_exchange_strong(none, static_cast<uint32_t>(rank_) + 1, std::memory_order_seq_cst)) {
+    // Only the first marker writes the reason; its length, stored last, publishes it.
+    auto* len = reinterpret_cast<std::atomic<uint32_t>*>(area_ + kReasonOffset);
+    const size_t n = std::min<size_t>(why.size(), kReasonBytes - sizeof(uint32_t));
+    std::memcpy(area_ + kReasonOffset + sizeof(uint32_t), why.data(), n);
+    len->store(static_cast<uint32_t>(n), std::memory_order_release);
+  }
   // Everyone who sleeps wakes up and sees it.
   for (int r = 0; r < shape_.nranks; ++r) {
     Ctl* c = CtlOf(r);
@@ -148,6 +155,12 @@ void SlotChannel::MarkFailed() {
 
 int SlotChannel::FailedBy() const {
   return static_cast<int>(FailedWord()->load(std::memory_order_acquire)) - 1;
+}
+
+std::string SlotChannel::FailureReason() const {
+  const auto* len = reinterpret_cast<const std::atomic<uint32_t>*>(area_ + kReasonOffset);
+  const uint32_t n = std::min<uint32_t>(len->load(std::memory_order_acquire), kReasonBytes - sizeof(uint32_t));
+  return std::string(area_ + kReasonOffset + sizeof(uint32_t), n);
 }
 
 void SlotChannel::Wake() {

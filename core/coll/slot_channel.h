@@ -90,10 +90,13 @@ class SlotChannel {
   uint32_t FinishedBy(int peer) const;
 
   // A rank whose communicator failed marks the area, so that no rank completes a call through it
-  // any more (a rank may otherwise finish a round with a peer that gave up on the call).
-  void MarkFailed();
+  // any more (a rank may otherwise finish a round with a peer that gave up on the call). The
+  // first rank to mark it also leaves why (its error, shortened), for the others' messages.
+  void MarkFailed(const std::string& why = "");
   // The rank that marked the area failed (the first), or -1.
   int FailedBy() const;
+  // What that rank said ("" while it is still writing it, or if it said nothing).
+  std::string FailureReason() const;
 
   // Sleeping until some rank publishes or finishes a round: PrepareSleep announces it and
   // returns the bell's value; re-check, then Sleep (returns at once if the bell rang since);
@@ -106,7 +109,10 @@ class SlotChannel {
   std::mutex& mu() { return mu_; }
 
  private:
-  static constexpr uint64_t kHeaderBytes = 64;
+  // 64 B of shape and the failed word, then the failing rank's reason (length word + text).
+  static constexpr uint64_t kReasonOffset = 64;
+  static constexpr uint64_t kReasonBytes = 448;
+  static constexpr uint64_t kHeaderBytes = kReasonOffset + kReasonBytes;
   static constexpr uint64_t kSlotHeaderBytes = 32;
   struct Ctl {
     alignas(64) std::atomic<uint32_t> done;  // last round this rank finished

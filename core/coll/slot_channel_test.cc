@@ -77,6 +77,32 @@ TEST(SlotChannel, RoundNumbersWrapAround) {
   EXPECT_FALSE(r0.Writable(2));  // needs 0
 }
 
+TEST(SlotChannel, TheFirstFailureIsMarkedWithItsReason) {
+  SlotChannel::Shape s{3, 2, 64};
+  Area a(s);
+  SlotChannel r0(a.mem, s, 0), r1(a.mem, s, 1), r2(a.mem, s, 2);
+  EXPECT_EQ(r0.FailedBy(), -1);
+  EXPECT_EQ(r0.FailureReason(), "");
+  r2.MarkFailed("rank 2: rank 1 died");
+  r1.MarkFailed("rank 1: too late to count");
+  EXPECT_EQ(r0.FailedBy(), 2);
+  EXPECT_EQ(r0.FailureReason(), "rank 2: rank 1 died");
+  r0.MarkFailed(std::string(4096, 'x'));  // a long reason from a later marker changes nothing
+  EXPECT_EQ(r1.FailureReason(), "rank 2: rank 1 died");
+}
+
+TEST(SlotChannel, LongReasonsAreShortenedToTheirRoom) {
+  SlotChannel::Shape s{2, 2, 64};
+  Area a(s);
+  SlotChannel r0(a.mem, s, 0), r1(a.mem, s, 1);
+  r1.MarkFailed(std::string(4096, 'y'));
+  const std::string why = r0.FailureReason();
+  EXPECT_GT(why.size(), 200u);
+  EXPECT_LT(why.size(), 4096u);
+  EXPECT_EQ(why, std::string(why.size(), 'y'));
+  EXPECT_EQ(r0.Reserve(1), 1u);  // the reason did not spill into the ranks' lines
+}
+
 // Two threads exchange many rounds through the slots, sleeping on the bell half the time: every
 // value arrives intact (TSan checks the ordering) and no sleeper misses its wake-up.
 TEST(SlotChannel, ThreadsExchangeRoundsAndSleepersAreWoken) {

@@ -180,10 +180,11 @@ bool SlotRun::Advance() {
     // never come, or may have given up on this call.
     auto failed = [&](int f) {
       if (f < 0 || static_cast<int32_t>(channel_->FinishedBy(f) - s) >= 0) return false;
+      std::string why = channel_->FailureReason();
       st = f == me_ ? AbortedError("this rank's communicator failed")
                     : RemoteError("rank " + std::to_string(f) +
-                                  "'s communicator failed or was destroyed before it finished this call (its error "
-                                  "says why)");
+                                  "'s communicator failed or was destroyed before it finished this call" +
+                                  (why.empty() ? std::string(" (its error says why)") : ": " + why));
       return true;
     };
     if (!all_arrived()) {
