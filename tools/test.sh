@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Sets up the machine (tools/setup.sh --fuzz) and runs every check CI runs: `bash tools/test.sh`
-#   1. bazel test //...                    every test
+# Sets up the machine (tools/setup.sh --fuzz, then --torch) and runs every check CI runs:
+# `bash tools/test.sh`
+#   0. tools/setup.sh --torch              .venv with PyPI's torch and tutti_torch (skipped, saying
+#                                          so, when PyPI cannot be reached: the torch tests are then
+#                                          skipped by Bazel)
+#   1. bazel test //...                    every test (the torch backend's too)
 #   2. bazel test --config=asan <targets>  P2P, collective, store, launcher, transport, C API and
 #                                          reliability tests under AddressSanitizer + UBSan
 #   3. bash tools/fuzz.sh                  every libFuzzer target for TUTTI_FUZZ_SECONDS (15) each
@@ -33,6 +37,16 @@ stage() {  # stage NAME COMMAND...: runs it, notes a failure, goes on
     failed+=("$name")
   fi
 }
+torch_setup() {
+  local rc=0
+  bash tools/setup.sh --torch || rc=$?
+  if ((rc == 3)); then
+    echo "tools/test.sh: PyPI cannot be reached; the torch backend's tests are skipped"
+    return 0
+  fi
+  return $rc
+}
+stage "torch setup (tools/setup.sh --torch)" torch_setup
 stage "bazel test //..." bazel test "${flags[@]}" //...
 stage "ASan/UBSan tests" bazel test "${flags[@]}" --config=asan "${asan_targets[@]}"
 stage "fuzzing" bash tools/fuzz.sh --seconds "${TUTTI_FUZZ_SECONDS:-15}"
