@@ -154,6 +154,12 @@ Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double tim
   return w.Wait(timeout_s);
 }
 
+Result<int> Communicator::RecvAny(void* buf, size_t bytes, int tag, double timeout_s) {
+  TUTTI_ASSIGN_OR_RETURN(Work w, IRecv(buf, bytes, kAnySource, tag));
+  TUTTI_RETURN_IF_ERROR(w.Wait(timeout_s));
+  return w.source();
+}
+
 Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, HostStream& stream) {
   CollOptions o;
   o.stream = &stream;
@@ -181,7 +187,9 @@ Result<Work> Communicator::IRecv(void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": recv on a destroyed communicator");
   if (tag < 0) return InvalidArgument(R(rank_) + ": recv with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
   if (DevicesPossible())
-    TUTTI_RETURN_IF_ERROR(CheckHostAccessible(R(rank_) + ": recv from rank " + std::to_string(peer), "receive", buf, bytes));
+    TUTTI_RETURN_IF_ERROR(CheckHostAccessible(
+        R(rank_) + ": recv from " + (peer == kAnySource ? std::string("any rank") : "rank " + std::to_string(peer)),
+        "receive", buf, bytes));
   TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(buf, bytes, peer, tag));
   return Work(engine_, op);
 }

@@ -112,7 +112,11 @@ class Communicator {
   Status Send(const void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
   Status Recv(void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
   Result<Work> ISend(const void* buf, size_t bytes, int peer, int tag = 0);
+  // peer may be kAnySource: the first message with `tag` from any rank (MPI_ANY_SOURCE; receives
+  // match in the order posted); Work::source() says who sent it.
   Result<Work> IRecv(void* buf, size_t bytes, int peer, int tag = 0);
+  // A blocking receive from any rank; returns the sender.
+  Result<int> RecvAny(void* buf, size_t bytes, int tag = 0, double timeout_s = -1);
   // Stream-ordered (ncclSend / ncclRecv on a host stream): enqueues and returns at once; the
   // operation runs after what `stream` already holds and later work on the stream waits for it;
   // argument errors and failures surface at stream.Synchronize(), naming the call. As with NCCL

@@ -16,6 +16,8 @@ class WorkImpl {
   virtual bool Test() = 0;
   virtual bool IsCompleted() const = 0;
   virtual Status status() const = 0;
+  // The rank a completed receive's message came from; -1 for anything else.
+  virtual int source() const { return -1; }
 };
 
 class Work {
@@ -37,6 +39,9 @@ class Work {
     if (!IsCompleted()) return InvalidUsage("operation not complete");
     return impl_->status();
   }
+  // Who sent the message a completed receive got (what an any-source receive, kAnySource,
+  // reports); -1 before completion and for sends and collectives.
+  int source() const { return IsCompleted() ? impl_->source() : -1; }
 
  private:
   std::shared_ptr<WorkImpl> impl_;
@@ -50,6 +55,7 @@ class P2PWork : public WorkImpl {
   bool Test() override { return engine_->Test(op_); }
   bool IsCompleted() const override { return op_->done.load(std::memory_order_acquire); }
   Status status() const override { return op_->status; }
+  int source() const override { return op_->kind == Op::Kind::kRecv && op_->status.ok() ? op_->peer : -1; }
 
  private:
   std::shared_ptr<P2PEngine> engine_;

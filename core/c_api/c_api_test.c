@@ -43,6 +43,17 @@ int c_api_rank_main(void) {
   tuttiWorkFree(ws);
   tuttiWorkFree(wr);
   if (in != (rank + n - 1) % n) return 4;
+  /* Receive from any source: the ring again, the receiver learns its sender. */
+  int src = -2;
+  in = -1;
+  CHECK(tuttiRecv(&in, 1, tuttiInt32, TUTTI_ANY_SOURCE, 6, comm, &wr));
+  CHECK(tuttiSend(&out, 1, tuttiInt32, (rank + 1) % n, 6, comm, &ws));
+  CHECK(tuttiWorkWait(ws, -1));
+  CHECK(tuttiWorkWait(wr, -1));
+  CHECK(tuttiWorkGetSource(wr, &src));
+  tuttiWorkFree(ws);
+  tuttiWorkFree(wr);
+  if (n > 1 && (src != (rank + n - 1) % n || in != src)) return 4;
   /* Rank 0 stays out of the split. */
   CHECK(tuttiCommSplit(comm, rank == 0 ? TUTTI_SPLIT_NOCOLOR : 1, rank, &sub));
   if ((rank == 0) != (sub == NULL)) return 5;

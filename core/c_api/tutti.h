@@ -91,7 +91,10 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm); /* fails everything pending; the
 /* Releases comm. A second destroy of the same handle is tuttiInvalidUsage, never a crash. */
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
 
-/* Point-to-point (count elements of datatype; tag >= 0). */
+/* Point-to-point (count elements of datatype; tag >= 0). tuttiRecv's peer may be
+ * TUTTI_ANY_SOURCE: the first message with the tag from any rank; pass a work to learn the sender
+ * (tuttiWorkGetSource once it finished). */
+#define TUTTI_ANY_SOURCE (-1)
 tuttiResult_t tuttiSend(const void* buf, size_t count, tuttiDataType_t datatype, int peer, int tag,
                         tuttiComm_t comm, tuttiWork_t* work);
 tuttiResult_t tuttiRecv(void* buf, size_t count, tuttiDataType_t datatype, int peer, int tag,
@@ -123,6 +126,8 @@ tuttiResult_t tuttiAllReducePremulSum(const void* sendbuf, void* recvbuf, size_t
 /* Asynchronous operations. timeout_s < 0: the communicator's timeout. */
 tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s);
 tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done); /* done: 1 when finished (then its result is returned) */
+/* The rank a finished receive's message came from (-1 for sends and collectives). */
+tuttiResult_t tuttiWorkGetSource(tuttiWork_t work, int* source);
 /* A work that was already freed (or never made) is tuttiInvalidUsage. */
 tuttiResult_t tuttiWorkFree(tuttiWork_t work);
 

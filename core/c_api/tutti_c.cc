@@ -481,6 +481,16 @@ tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done) {
   });
 }
 
+tuttiResult_t tuttiWorkGetSource(tuttiWork_t work, int* source) {
+  return Guard(__func__, [&] {
+    if (source == nullptr) return Bad("null source pointer");
+    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
+    if (!work->work.IsCompleted()) return ToResult(tutti::InvalidUsage("tuttiWorkGetSource: the work has not finished"));
+    *source = work->work.source();
+    return tuttiSuccess;
+  });
+}
+
 tuttiResult_t tuttiWorkFree(tuttiWork_t work) {
   return Guard(__func__, [&] {
     if (work == nullptr) return Bad("null work");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "core/base/deadline.h"
 #include "core/base/logging.h"
@@ -131,6 +132,7 @@ Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int pee
 Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
   if (bytes > 0 && buf == nullptr)
     return InvalidArgument("rank " + std::to_string(opts_.rank) + ": null buffer for " + std::to_string(bytes) + " bytes");
+  if (kind == Op::Kind::kRecv && peer == kAnySource) return PostAnySourceRecv(buf, bytes, tag);
   auto op = std::make_shared<Op>();
   op->kind = kind;
   op->peer = peer;
@@ -170,6 +172,72 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
     ProgressLocked();
   }
   return op;
+}
+
+Result<std::shared_ptr<Op>> P2PEngine::PostAnySourceRecv(void* buf, size_t bytes, int tag) {
+  const std::string me = "rank " + std::to_string(opts_.rank);
+  const std::string what = "recv of " + std::to_string(bytes) + " bytes from any rank";
+  if (tag < 0) return InvalidArgument(me + ": " + what + " with tag " + std::to_string(tag) + ": user tags (>= 0) only");
+  if (opts_.size < 2) return InvalidArgument(me + ": " + what + " in a communicator of one rank: nobody can send");
+  auto op = std::make_shared<Op>();
+  op->kind = Op::Kind::kRecv;
+  op->peer = kAnySource;
+  op->any_source = true;
+  op->tag = tag;
+  op->buf = static_cast<char*>(buf);
+  op->size = bytes;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (aborted_.load()) return AbortedError(me + ": communicator aborted");
+  if (!failed_.ok()) return failed_;
+  op->seq = next_seq_++;
+  pending_.fetch_add(1);
+  // The earliest message with this tag that arrived unmatched, from whichever rank.
+  int from = -1;
+  uint64_t first = UINT64_MAX;
+  bool open = false;
+  for (int i = 0; i < opts_.size; ++i) {
+    if (i == opts_.rank) continue;
+    const Peer& p = peers_[i];
+    open = open || p.closed.ok();
+    auto it = p.unexpected.find(tag);
+    if (it != p.unexpected.end() && it->second.front()->arrival < first) {
+      first = it->second.front()->arrival;
+      from = i;
+    }
+  }
+  if (from >= 0) {
+    op->peer = from;
+    MatchLocked(peers_[from], op, PopFront(peers_[from].unexpected, tag));
+  } else if (!open) {
+    Complete(op, RemoteError(me + ": " + op->Describe() + ": every other rank has closed its communicator"));
+  } else {
+    any_posted_[tag].push_back(op);
+  }
+  TUTTI_LOG(Trace, P2P, "posted %s", op->Describe().c_str());
+  ProgressLocked();
+  return op;
+}
+
+std::shared_ptr<Op> P2PEngine::TakePostedLocked(Peer& p, int peer, int tag) {
+  auto mine = p.posted.find(tag);
+  if (any_posted_.empty()) return mine == p.posted.end() ? nullptr : PopFront(p.posted, tag);
+  auto any = any_posted_.find(tag);
+  if (any == any_posted_.end()) return mine == p.posted.end() ? nullptr : PopFront(p.posted, tag);
+  if (mine != p.posted.end() && mine->second.front()->seq < any->second.front()->seq) return PopFront(p.posted, tag);
+  std::shared_ptr<Op> op = PopFront(any_posted_, tag);
+  op->peer = peer;
+  return op;
+}
+
+void P2PEngine::AddUnexpectedLocked(Peer& p, std::shared_ptr<Incoming> in) {
+  in->arrival = next_arrival_++;
+  p.unexpected[in->tag].push_back(std::move(in));
+}
+
+void P2PEngine::FailAnySourceLocked(const Status& why) {
+  for (auto& [tag, q] : any_posted_)
+    for (auto& op : q) Complete(op, why.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
+  any_posted_.clear();
 }
 
 void P2PEngine::Complete(const std::shared_ptr<Op>& op, Status st) {
@@ -308,10 +376,22 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
 }
 
 Status P2PEngine::TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s) {
-  Peer& p = peers_[op->peer];
   char secs[32];
   snprintf(secs, sizeof(secs), "%.3g", waited_s);
   std::string what = "rank " + std::to_string(opts_.rank) + ": " + op->Describe() + " timed out after " + secs + " s";
+  if (op->peer == kAnySource) {  // an any-source receive nothing matched: withdrawn
+    if (auto q = any_posted_.find(op->tag); q != any_posted_.end()) {
+      for (auto it = q->second.begin(); it != q->second.end(); ++it)
+        if (*it == op) {
+          q->second.erase(it);
+          break;
+        }
+      if (q->second.empty()) any_posted_.erase(q);
+    }
+    Complete(op, TimeoutError(what + ": no message with its tag arrived from any rank"));
+    return op->status;
+  }
+  Peer& p = peers_[op->peer];
   if (op->kind == Op::Kind::kRecv && !op->matched) {
     if (auto q = p.posted.find(op->tag); q != p.posted.end()) {
       for (auto it = q->second.begin(); it != q->second.end(); ++it)
@@ -370,6 +450,7 @@ void P2PEngine::FailAllLocked(const Status& why) {
     has_failed_.store(true, std::memory_order_release);
     if (failure_hook_) failure_hook_(why);
   }
+  FailAnySourceLocked(why);
   for (Peer& p : peers_) {
     FailPeerOpsLocked(p, why);
     p.unexpected.clear();
@@ -451,6 +532,8 @@ P2PEngine::Stats P2PEngine::stats() const {
     for (const auto& [tag, q] : p.posted) st.tracked += q.size();
     for (const auto& [tag, q] : p.unexpected) st.tracked += q.size();
   }
+  st.tag_queues += any_posted_.size();
+  for (const auto& [tag, q] : any_posted_) st.tracked += q.size();
   return st;
 }
 

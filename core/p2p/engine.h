@@ -34,6 +34,10 @@ namespace tutti {
 // Messages from this size up are copied by both sides at once when one-sided access works.
 constexpr uint64_t kSplitCopyMin = 1 << 20;
 
+// PostRecv's peer for a receive that takes a message from whichever rank sends one first (MPI's
+// MPI_ANY_SOURCE); the op's `peer` says who once it matched. User tags only.
+inline constexpr int kAnySource = -1;
+
 struct EngineOptions {
   int rank = 0;
   int size = 1;
@@ -77,6 +81,9 @@ class P2PEngine : public FrameSink {
   // Tags >= 0 are the user's; negative tags are reserved for collectives, whose messages also
   // carry a signature `sig` of the call that must match on both sides.
   Result<std::shared_ptr<Op>> PostSend(const void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0);
+  // peer may be kAnySource (tag >= 0): receives are matched in the order they were posted, each
+  // message to the earliest posted receive that accepts it (its sender's or an any-source one),
+  // and an any-source receive takes the earliest message that arrived unmatched.
   Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0);
   // Waits for op (timeout_s < 0: the communicator's timeout). On timeout an unmatched receive
   // is withdrawn; anything else leaves the communicator failed.
@@ -136,6 +143,7 @@ class P2PEngine : public FrameSink {
     std::string descriptor;  // RTS payload
     bool complete = false;
     std::shared_ptr<Op> waiting;  // a receive that matched it before the payload finished
+    uint64_t arrival = 0;         // order of arrival over all peers (for any-source receives)
   };
   // A posted one-sided copy and what it is for: a whole message read from the sender's buffer,
   // the head of a split message, or the tail the sender writes into the receiver's buffer.
@@ -178,6 +186,14 @@ class P2PEngine : public FrameSink {
     return front;
   }
   Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig);
+  Result<std::shared_ptr<Op>> PostAnySourceRecv(void* buf, size_t bytes, int tag);
+  // The receive a message from p (peer) with `tag` goes to: the earlier posted of p's first
+  // receive for the tag and the first any-source one (which then learns its peer); null if none.
+  std::shared_ptr<Op> TakePostedLocked(Peer& p, int peer, int tag);
+  // Queues a message that arrived before its receive.
+  void AddUnexpectedLocked(Peer& p, std::shared_ptr<Incoming> in);
+  // Fails any-source receives that can no longer match (every peer gone, or the communicator).
+  void FailAnySourceLocked(const Status& why);
   // Fails a matched receive whose message disagrees in signature or size, and tells the sender.
   bool CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t id, uint64_t size, uint32_t sig);
   Status CheckPostable(int peer, const char* what, size_t bytes, int tag) const;
@@ -225,6 +241,9 @@ class P2PEngine : public FrameSink {
   std::atomic<int> pending_{0};   // posted and not yet done
   std::atomic<int> waiters_{0};   // threads inside Wait()
   uint64_t next_seq_ = 1;
+  uint64_t next_arrival_ = 1;               // Incoming::arrival
+  // Any-source receives not matched yet, by tag, in the order posted.
+  std::unordered_map<int, std::deque<std::shared_ptr<Op>>> any_posted_;
   uint64_t next_cookie_ = 1;                // one-sided accesses
   std::atomic<int> accesses_posted_{0};     // posted and not yet reported
   std::chrono::steady_clock::time_point last_check_;

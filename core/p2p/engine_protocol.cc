@@ -229,7 +229,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   p.last_heard = std::chrono::steady_clock::now();
   switch (h.type) {
     case FrameType::kData: {
-      if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
+      if (std::shared_ptr<Op> op = TakePostedLocked(p, peer, h.tag)) {
         if (!CheckMatchLocked(p, op, h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
         p.cur_op = op;
         return static_cast<void*>(op->buf);
@@ -241,7 +241,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
       in->sig = h.sig;
       in->size = h.arg;
       in->data.resize(h.payload_len);  // bounded: the transport validated payload_len
-      p.unexpected[h.tag].push_back(in);
+      AddUnexpectedLocked(p, in);
       p.cur_in = in;
       return static_cast<void*>(in->data.data());
     }
@@ -313,10 +313,10 @@ Status P2PEngine::OnRtsLocked(Peer& p, int peer, const FrameHeader& h) {
   in->size = h.arg;
   in->descriptor = p.cur_descriptor;
   in->complete = true;
-  if (std::shared_ptr<Op> op = PopFront(p.posted, h.tag)) {
+  if (std::shared_ptr<Op> op = TakePostedLocked(p, peer, h.tag)) {
     MatchLocked(p, op, in);
   } else {
-    p.unexpected[h.tag].push_back(std::move(in));
+    AddUnexpectedLocked(p, std::move(in));
   }
   return OkStatus();
 }
@@ -393,6 +393,11 @@ Status P2PEngine::OnCloseLocked(Peer& p, int peer, const FrameHeader& h) {
   for (auto& [tag, q] : unexpected)
     for (auto& in : q)
       if (in->type == FrameType::kData && in->complete) p.unexpected[tag].push_back(in);
+  // An any-source receive can still match what arrived, or a rank that is still here.
+  bool open = false;
+  for (int i = 0; i < opts_.size; ++i)
+    if (i != opts_.rank && peers_[i].closed.ok()) open = true;
+  if (!open) FailAnySourceLocked(RemoteError("every other rank has closed its communicator"));
   return OkStatus();
 }
 

@@ -16,7 +16,8 @@ class ExposedRegion;  // transport/transport.h
 struct Op {
   enum class Kind { kSend, kRecv };
   Kind kind = Kind::kSend;
-  int peer = 0;
+  int peer = 0;           // kAnySource (-1) for an any-source receive until it matched
+  bool any_source = false;  // posted as an any-source receive
   int tag = 0;
   uint64_t seq = 0;       // the communicator's operation number, for messages
   uint32_t sig = 0;       // collective signature that the matching message must carry
@@ -35,8 +36,9 @@ struct Op {
 
   // "send of 8 bytes to rank 1 (tag 0, op #3)"; internal (collective) messages have tag < 0.
   std::string Describe() const {
+    const std::string who = peer < 0 ? "any rank" : "rank " + std::to_string(peer) + (any_source ? " (any source)" : "");
     return std::string(kind == Kind::kSend ? "send of " : "recv of ") + std::to_string(size) +
-           " bytes " + (kind == Kind::kSend ? "to" : "from") + " rank " + std::to_string(peer) +
+           " bytes " + (kind == Kind::kSend ? "to " : "from ") + who +
            (tag >= 0 ? " (tag " + std::to_string(tag) + ", op #" + std::to_string(seq) + ")"
                      : " (collective message, op #" + std::to_string(seq) + ")");
   }

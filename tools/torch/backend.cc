@@ -551,8 +551,12 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::recv(std::vector<at::Tensor>& tenso
 }
 
 c10::intrusive_ptr<c10d::Work> TuttiBackend::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
-  CheckOne(tensors, "recv from any source");
-  TORCH_CHECK(false, "tutti: recv from any source (dist.recv without src) is not supported yet; name the sender");
+  Call c = Begin("recv from any source", std::chrono::milliseconds(0));
+  CheckOne(tensors, c.what);
+  at::Tensor buf = c.Output(tensors[0]);
+  c.Add(comm_->IRecv(buf.data_ptr(), buf.nbytes(), kAnySource, tag));
+  c.st->outputs = tensors;
+  return Issue(c, c10d::OpType::RECVANYSOURCE);
 }
 
 c10::intrusive_ptr<c10d::Work> TuttiBackend::barrier(const c10d::BarrierOptions& opts) {

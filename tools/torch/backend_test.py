@@ -219,6 +219,19 @@ def all_calls(rank, n):
         if n > 2:
             assert torch.equal(a, torch.full((2,), prv + 0.5)) and torch.equal(b, torch.full((2,), nxt + 0.25)), (a, b)
 
+    # recv from any source: every other rank sends once; dist.recv returns the sender
+    if n > 1:
+        if rank == 0:
+            seen = set()
+            for _ in range(n - 1):
+                t = torch.empty(4, dtype=torch.int64)
+                src = dist.recv(t, tag=11)
+                assert torch.equal(t, torch.full((4,), src * 3, dtype=torch.int64)), (src, t)
+                seen.add(src)
+            assert seen == set(range(1, n)), seen
+        else:
+            dist.send(torch.full((4,), rank * 3, dtype=torch.int64), dst=0, tag=11)
+
     # futures: then() runs after the call, with its result
     t = torch.full((4,), float(rank))
     fut = dist.all_reduce(t, async_op=True).get_future()
@@ -266,7 +279,6 @@ def unsupported(rank, n):
 
     expect(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int16)), ["tutti", "Short", "cannot be reduced"])
     expect(lambda: dist.all_reduce(torch.ones(4, dtype=torch.complex64), op=R.MAX), ["complex", "MAX"])
-    expect(lambda: dist.recv(torch.empty(2)), ["any source"])
     expect(lambda: dist.all_to_all_single(torch.empty(4), torch.empty(4), [1] * (n + 1), [1] * (n + 1)),
            ["split sizes"])
     dist.barrier()  # still usable after refused calls

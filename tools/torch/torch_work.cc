@@ -45,6 +45,7 @@ std::exception_ptr CallState::Finish(double wait_s) {
     Status st = w.Wait(wait_s < 0 ? timeout_s : wait_s);
     if (!st.ok() && first.ok()) first = st;
   }
+  if (first.ok() && works.size() == 1) source.store(works[0].source());
   Complete(first.ok() ? nullptr : ToException(first));
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
@@ -127,6 +128,8 @@ bool TuttiWork::isCompleted() { return state_->Poll(); }
 bool TuttiWork::isSuccess() const { return state_->done() && !state_->error(); }
 
 std::exception_ptr TuttiWork::exception() const { return state_->error(); }
+
+int TuttiWork::sourceRank() const { return state_->source.load(); }
 
 std::vector<at::Tensor> TuttiWork::result() { return state_->outputs; }
 

@@ -13,6 +13,7 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -40,6 +41,7 @@ struct CallState {
   std::function<void()> finish;                               // more copies on success, after copy_back
   std::vector<at::Tensor> outputs;                            // Work::result(), the future's value
   double timeout_s = -1;                                      // < 0: the communicator's
+  std::atomic<int> source{-1};                                // a receive's sender, once finished
 
   // Waits for every work (timeout_s < 0: this call's timeout) and finishes once: copies on
   // success, or the first failure. Several threads may call it; one waits on tutti's works, the
@@ -86,6 +88,8 @@ class TuttiWork : public c10d::Work {
   bool isCompleted() override;
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
+  // The sender of a finished receive (recv from any source), else -1.
+  int sourceRank() const override;
   std::vector<at::Tensor> result() override;
   void synchronize() override {}
   // Waits for the call (kNoTimeout: the call's timeout); a call that does not end in time fails
