@@ -157,6 +157,38 @@ class Communicator {
   Result<Work> IAllToAll(const void* send, void* recv, size_t count, DataType type, const CollOptions& o = {});
   Result<Work> IBarrier(const CollOptions& o = {});
 
+  // v-collectives (MPI's alltoallv, allgatherv, gatherv, scatterv; reduce_scatter with a count
+  // per rank): every rank's block has its own count and displacement, in elements (empty displs:
+  // blocks packed in rank order). Send and receive buffers must not overlap (no in-place form).
+  // Ranks must agree on each block's count; a disagreement is kMismatch on the ranks involved.
+  // Blocks of a root-only buffer (gather_v's recv, scatter_v's send) are read at the root only.
+  struct Blocks {
+    std::vector<uint64_t> counts;
+    std::vector<uint64_t> displs;
+  };
+  Status AllToAllV(const void* send, const Blocks& send_blocks, void* recv, const Blocks& recv_blocks, DataType type,
+                   const CollOptions& o = {});
+  Status AllGatherV(const void* send, uint64_t count, void* recv, const Blocks& recv_blocks, DataType type,
+                    const CollOptions& o = {});
+  Status GatherV(const void* send, uint64_t count, void* recv, const Blocks& recv_blocks, DataType type, int root,
+                 const CollOptions& o = {});
+  Status ScatterV(const void* send, const Blocks& send_blocks, void* recv, uint64_t count, DataType type, int root,
+                  const CollOptions& o = {});
+  // send: counts[0] + ... + counts[n-1] elements in rank order; recv: counts[rank()] elements,
+  // reduced over the ranks in rank order. Ops as for ReduceScatter except avg and premul_sum.
+  Status ReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type, RedOp op,
+                        const CollOptions& o = {});
+  Result<Work> IAllToAllV(const void* send, const Blocks& send_blocks, void* recv, const Blocks& recv_blocks,
+                          DataType type, const CollOptions& o = {});
+  Result<Work> IAllGatherV(const void* send, uint64_t count, void* recv, const Blocks& recv_blocks, DataType type,
+                           const CollOptions& o = {});
+  Result<Work> IGatherV(const void* send, uint64_t count, void* recv, const Blocks& recv_blocks, DataType type,
+                        int root, const CollOptions& o = {});
+  Result<Work> IScatterV(const void* send, const Blocks& send_blocks, void* recv, uint64_t count, DataType type,
+                         int root, const CollOptions& o = {});
+  Result<Work> IReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type,
+                               RedOp op, const CollOptions& o = {});
+
   // Sub-communicators. Collective over this communicator: every rank calls it, in the same
   // order. Ranks with the same color form a group, ordered by (key, rank). color < 0 and ranks
   // outside `ranks` get a kNotMember error.
@@ -211,6 +243,9 @@ class Communicator {
   Result<Work> StartChecked(const CollCall& call, const CallShape& shape);
   // A blocking collective (without a stream).
   Status RunCollective(const CollCall& call);
+  // A v-collective (core/coll/vector_collectives.cc): runs `schedule` over the buffers.
+  struct VCall;
+  Result<Work> StartVector(const VCall& call);
   // Through the shared slots (core/coll/slot_collectives.cc).
   struct SlotPrep;
   bool TakesSlots(const CollCall& call, const CallShape& shape) const;

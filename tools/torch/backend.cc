@@ -424,31 +424,6 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::reduce_scatter_tensor_coalesced(std
   return Issue(c, c10d::OpType::COALESCED);
 }
 
-void TuttiBackend::AllToAllBytes(Call& c, const std::vector<std::pair<const char*, size_t>>& send,
-                                 const std::vector<std::pair<char*, size_t>>& recv) {
-  const int n = getSize();
-  uint64_t block = 0;
-  for (const auto& s : send) block = std::max<uint64_t>(block, s.second);
-  for (const auto& r : recv) block = std::max<uint64_t>(block, r.second);
-  // Every rank must agree on the block: the largest piece anyone sends or receives.
-  CollOptions o = Options(c);
-  Status st = comm_->AllReduce(&block, &block, 1, DataType::kUint64, RedOp::kMax, o);
-  if (!st.ok()) Throw(st.WithContext(c.what + " (agreeing on the block size)"));
-  at::Tensor out = at::empty({static_cast<int64_t>(block) * n}, at::kByte);
-  at::Tensor in = at::zeros({static_cast<int64_t>(block) * n}, at::kByte);
-  c.st->keep.push_back(out);
-  c.st->keep.push_back(in);
-  char* inp = static_cast<char*>(in.data_ptr());
-  for (int i = 0; i < n; ++i)
-    if (send[i].second) std::memcpy(inp + block * i, send[i].first, send[i].second);
-  c.Add(comm_->IAllToAll(inp, out.data_ptr(), block, DataType::kUint8, o));
-  c.st->finish = [recv, out, block] {
-    const char* outp = static_cast<const char*>(out.data_ptr());
-    for (size_t i = 0; i < recv.size(); ++i)
-      if (recv[i].second) std::memcpy(recv[i].first, outp + block * i, recv[i].second);
-  };
-}
-
 c10::intrusive_ptr<c10d::Work> TuttiBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                                            std::vector<int64_t>& output_splits,
                                                            std::vector<int64_t>& input_splits,
@@ -493,20 +468,24 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::alltoall_base(at::Tensor& output, a
                                                : (input.size(0) ? input.nbytes() / input.size(0) : 0);
   const size_t out_row_bytes = output.dim() == 0 ? output.element_size()
                                                  : (output.size(0) ? output.nbytes() / output.size(0) : 0);
-  at::Tensor in = c.Input(input), out = c.Output(output);
-  std::vector<std::pair<const char*, size_t>> send;
-  std::vector<std::pair<char*, size_t>> recv;
-  size_t off = 0;
+  // An input that shares memory with the output is copied first (all_to_all_v is not in place).
+  at::Tensor in = input.is_contiguous() && !input.is_alias_of(output) ? input : input.clone(at::MemoryFormat::Contiguous);
+  c.st->keep.push_back(in);
+  at::Tensor out = c.Output(output);
+  Communicator::Blocks sb, rb;
+  uint64_t at = 0;
   for (int i = 0; i < n; ++i) {
-    send.emplace_back(static_cast<const char*>(in.data_ptr()) + off, in_rows[i] * in_row_bytes);
-    off += in_rows[i] * in_row_bytes;
+    sb.counts.push_back(in_rows[i] * in_row_bytes);
+    sb.displs.push_back(at);
+    at += sb.counts.back();
   }
-  off = 0;
+  at = 0;
   for (int i = 0; i < n; ++i) {
-    recv.emplace_back(static_cast<char*>(out.data_ptr()) + off, out_rows[i] * out_row_bytes);
-    off += out_rows[i] * out_row_bytes;
+    rb.counts.push_back(out_rows[i] * out_row_bytes);
+    rb.displs.push_back(at);
+    at += rb.counts.back();
   }
-  AllToAllBytes(c, send, recv);
+  c.Add(comm_->IAllToAllV(in.data_ptr(), sb, out.data_ptr(), rb, DataType::kUint8, Options(c)));
   return Issue(c, c10d::OpType::ALLTOALL_BASE);
 }
 
@@ -516,18 +495,35 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::alltoall(std::vector<at::Tensor>& o
   const int n = getSize();
   TORCH_CHECK(static_cast<int>(outputs.size()) == n && static_cast<int>(inputs.size()) == n, "tutti: ", c.what,
               " needs ", n, " input and ", n, " output tensors (got ", inputs.size(), " and ", outputs.size(), ")");
-  std::vector<std::pair<const char*, size_t>> send;
-  std::vector<std::pair<char*, size_t>> recv;
+  // The pieces laid end to end (as bytes) on both sides, then tutti's all_to_all_v.
+  std::vector<at::Tensor> parts;
+  Communicator::Blocks sb, rb;
   for (int i = 0; i < n; ++i) {
     CheckCpuTensor(inputs[i], c.what);
     CheckCpuTensor(outputs[i], c.what);
     TORCH_CHECK(inputs[i].scalar_type() == inputs[0].scalar_type() && outputs[i].scalar_type() == inputs[0].scalar_type(),
                 "tutti: ", c.what, ": tensors of different types");
-    at::Tensor in = c.Input(inputs[i]), out = c.Output(outputs[i]);
-    send.emplace_back(static_cast<const char*>(in.data_ptr()), in.nbytes());
-    recv.emplace_back(static_cast<char*>(out.data_ptr()), out.nbytes());
+    parts.push_back(inputs[i].reshape({-1}).view(at::kByte));
+    sb.counts.push_back(inputs[i].nbytes());
+    rb.counts.push_back(outputs[i].nbytes());
   }
-  AllToAllBytes(c, send, recv);
+  at::Tensor in = at::cat(parts);
+  uint64_t total = 0;
+  for (uint64_t v : rb.counts) total += v;
+  at::Tensor out = at::empty({static_cast<int64_t>(total)}, at::kByte);
+  c.st->keep.push_back(in);
+  c.st->keep.push_back(out);
+  c.Add(comm_->IAllToAllV(in.data_ptr(), sb, out.data_ptr(), rb, DataType::kUint8, Options(c)));
+  std::vector<at::Tensor> targets = outputs;
+  c.st->finish = [targets, out] {
+    int64_t at = 0;
+    for (const at::Tensor& t : targets) {
+      at::Tensor dst = t;
+      const int64_t nb = static_cast<int64_t>(t.nbytes());
+      dst.copy_(out.narrow(0, at, nb).view(t.scalar_type()).view(t.sizes()));
+      at += nb;
+    }
+  };
   c.st->outputs = outputs;
   return Issue(c, c10d::OpType::ALLTOALL);
 }

@@ -75,11 +75,6 @@ class TuttiBackend : public c10d::Backend {
   Call Begin(const char* what, std::chrono::milliseconds timeout);
   c10::intrusive_ptr<c10d::Work> Issue(Call& call, c10d::OpType type);
   CollOptions Options(const Call& call) const;
-  // Uneven all-to-all as an even one over blocks padded to the largest piece any rank sends
-  // (found by a max all-reduce first). send[i] / recv[i]: the bytes for / from rank i.
-  void AllToAllBytes(Call& call, const std::vector<std::pair<const char*, size_t>>& send,
-                     const std::vector<std::pair<char*, size_t>>& recv);
-
   std::unique_ptr<Communicator> comm_;
   std::shared_ptr<Completer> completer_;
   double timeout_s_;

@@ -1,0 +1,227 @@
+// Communicator's v-collectives (all_to_all_v, all_gather_v, gather_v, scatter_v,
+// reduce_scatter_v): argument checks, then the schedule of algorithms/vector.h run by the
+// collective executor, in the same numbering as the other collectives (so a rank that called
+// something else here is caught by the messages' signatures).
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "algorithms/vector.h"
+#include "core/coll/buffer_pool.h"
+#include "core/coll/coll_call.h"
+#include "core/coll/coll_registry.h"
+#include "core/coll/executor.h"
+#include "core/communicator.h"
+
+namespace tutti {
+
+namespace {
+
+uint32_t Signature(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h | 1u;  // never 0 (0 marks point-to-point messages)
+}
+
+algo::VBlocks ToVBlocks(const Communicator::Blocks& b) {
+  if (!b.displs.empty()) return {b.counts, b.displs};
+  return algo::VBlocks::Packed(b.counts);
+}
+
+}  // namespace
+
+struct Communicator::VCall {
+  const char* name;
+  const void* send;
+  uint64_t in_count;  // elements of the send buffer this rank provides (0: none)
+  void* recv;
+  uint64_t out_count;
+  DataType type;
+  RedOp op;
+  bool reduces;
+  std::shared_ptr<const algo::Schedule> schedule;
+  Status bad;  // an argument error found while building the call
+  CollOptions opts;
+};
+
+Result<Work> Communicator::StartVector(const VCall& c) {
+  const std::string who = "rank " + std::to_string(rank_) + ": " + c.name;
+  if (destroyed_) return InvalidUsage(who + " on a destroyed communicator");
+  if (!c.bad.ok()) return c.bad.WithContext(who);
+  const size_t elem = DataTypeSize(c.type);
+  if (elem == 0) return InvalidArgument(who + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
+  if (c.reduces) {
+    if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who + ": unknown reduction op");
+    if (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum)
+      return InvalidArgument(who + ": " + RedOpName(c.op) + " is not supported by the v-collectives (sum, prod, "
+                                                             "min, max and the bitwise ops are)");
+    if (!OpTakesType(c.op, c.type))
+      return InvalidArgument(who + ": " + RedOpName(c.op) + " needs an integer type, not " + DataTypeName(c.type));
+  }
+  if (c.in_count > 0 && c.send == nullptr) return InvalidArgument(who + ": null send buffer");
+  if (c.out_count > 0 && c.recv == nullptr) return InvalidArgument(who + ": null receive buffer");
+  if (c.in_count > (~uint64_t{0}) / elem || c.out_count > (~uint64_t{0}) / elem)
+    return InvalidArgument(who + ": buffer size overflows");
+  if (coll_call::Overlap(c.send, c.in_count * elem, c.recv, c.out_count * elem))
+    return InvalidArgument(who + ": the send and receive buffers overlap (the v-collectives have no in-place form)");
+  TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "send", c.send, c.in_count * elem));
+  TUTTI_RETURN_IF_ERROR(CheckHostAccessible(who, "receive", c.recv, c.out_count * elem));
+
+  const CollLabel label = CollLabel::Of(std::string(c.name) + " (" + DataTypeName(c.type) +
+                                        (c.reduces ? std::string(", ") + RedOpName(c.op) : std::string()) + ")");
+  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+    engine_->FailAndNotify(claim);
+    return claim;
+  }
+  const uint64_t seq = ++coll_seq_;
+  Result<Work> started = [&]() -> Result<Work> {
+    TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, buffers_->Get(c.schedule->scratch_count * elem));
+    const CollBuffers bufs{static_cast<const char*>(c.send), static_cast<char*>(c.recv), c.in_count, c.out_count};
+    const uint32_t sig = Signature(std::string(c.name) + "/" + DataTypeName(c.type) + "/" +
+                                   (c.reduces ? RedOpName(c.op) : "-"));
+    auto run = std::make_shared<CollectiveRun>(engine_, local_, c.schedule, bufs, std::move(scratch), c.type,
+                                               c.reduces ? c.op : RedOp::kSum, sig, seq, label, CollLocalWork{});
+    TUTTI_RETURN_IF_ERROR(run->Validate());
+    colls_->EndIssue(run);
+    run->Advance();
+    const double limit = c.opts.timeout_s >= 0 ? c.opts.timeout_s : timeout();
+    return Work(std::make_shared<CollWork>(run, engine_, colls_, rank_, limit, engine_->options().spin_us,
+                                           engine_->options().yield_us));
+  }();
+  if (!started.ok()) {
+    // The other ranks' calls share this one's number: they would wait for our messages.
+    colls_->EndIssue(nullptr);
+    engine_->FailAndNotify(started.status());
+  }
+  return started;
+}
+
+Result<Work> Communicator::IAllToAllV(const void* send, const Blocks& sb, void* recv, const Blocks& rb, DataType type,
+                                      const CollOptions& o) {
+  VCall c{"all_to_all_v", send, 0, recv, 0, type, RedOp::kSum, false, nullptr, OkStatus(), o};
+  const algo::VBlocks s = ToVBlocks(sb), r = ToVBlocks(rb);
+  c.bad = algo::ValidateBlocks(s, size_, "send blocks", false);
+  if (c.bad.ok()) c.bad = algo::ValidateBlocks(r, size_, "receive blocks", true);
+  if (c.bad.ok()) {
+    c.in_count = s.Extent();
+    c.out_count = r.Extent();
+    c.schedule = std::make_shared<const algo::Schedule>(algo::AllToAllV(size_, rank_, s, r));
+  }
+  return StartVector(c);
+}
+
+Result<Work> Communicator::IAllGatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type,
+                                       const CollOptions& o) {
+  VCall c{"all_gather_v", send, count, recv, 0, type, RedOp::kSum, false, nullptr, OkStatus(), o};
+  const algo::VBlocks r = ToVBlocks(rb);
+  c.bad = algo::ValidateBlocks(r, size_, "receive blocks", true);
+  if (c.bad.ok() && r.counts[rank_] != count)
+    c.bad = MismatchError("this rank sends " + std::to_string(count) + " elements but its receive block " +
+                          std::to_string(rank_) + " holds " + std::to_string(r.counts[rank_]));
+  if (c.bad.ok()) {
+    c.out_count = r.Extent();
+    c.schedule = std::make_shared<const algo::Schedule>(algo::AllGatherV(size_, rank_, count, r));
+  }
+  return StartVector(c);
+}
+
+Result<Work> Communicator::IGatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type,
+                                    int root, const CollOptions& o) {
+  VCall c{"gather_v", send, count, recv, 0, type, RedOp::kSum, false, nullptr, OkStatus(), o};
+  if (root < 0 || root >= size_) {
+    c.bad = InvalidArgument("root " + std::to_string(root) + " is outside 0.." + std::to_string(size_ - 1));
+    return StartVector(c);
+  }
+  algo::VBlocks r;
+  if (rank_ == root) {
+    r = ToVBlocks(rb);
+    c.bad = algo::ValidateBlocks(r, size_, "receive blocks", true);
+    if (c.bad.ok() && r.counts[rank_] != count)
+      c.bad = MismatchError("the root sends " + std::to_string(count) + " elements but its receive block holds " +
+                            std::to_string(r.counts[rank_]));
+    if (c.bad.ok()) c.out_count = r.Extent();
+  }
+  if (c.bad.ok()) c.schedule = std::make_shared<const algo::Schedule>(algo::GatherV(size_, rank_, root, count, r));
+  return StartVector(c);
+}
+
+Result<Work> Communicator::IScatterV(const void* send, const Blocks& sb, void* recv, uint64_t count, DataType type,
+                                     int root, const CollOptions& o) {
+  VCall c{"scatter_v", send, 0, recv, count, type, RedOp::kSum, false, nullptr, OkStatus(), o};
+  if (root < 0 || root >= size_) {
+    c.bad = InvalidArgument("root " + std::to_string(root) + " is outside 0.." + std::to_string(size_ - 1));
+    return StartVector(c);
+  }
+  algo::VBlocks s;
+  if (rank_ == root) {
+    s = ToVBlocks(sb);
+    c.bad = algo::ValidateBlocks(s, size_, "send blocks", false);
+    if (c.bad.ok() && s.counts[rank_] != count)
+      c.bad = MismatchError("the root receives " + std::to_string(count) + " elements but its send block holds " +
+                            std::to_string(s.counts[rank_]));
+    if (c.bad.ok()) c.in_count = s.Extent();
+  }
+  if (c.bad.ok()) c.schedule = std::make_shared<const algo::Schedule>(algo::ScatterV(size_, rank_, root, s, count));
+  return StartVector(c);
+}
+
+Result<Work> Communicator::IReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts,
+                                           DataType type, RedOp op, const CollOptions& o) {
+  VCall c{"reduce_scatter_v", send, 0, recv, 0, type, op, true, nullptr, OkStatus(), o};
+  const algo::VBlocks in = algo::VBlocks::Packed(counts);
+  c.bad = algo::ValidateBlocks(in, size_, "counts", false);
+  if (c.bad.ok()) {
+    c.in_count = in.Extent();
+    c.out_count = counts[rank_];
+    c.schedule = std::make_shared<const algo::Schedule>(algo::ReduceScatterV(size_, rank_, counts));
+  }
+  return StartVector(c);
+}
+
+Status Communicator::AllToAllV(const void* send, const Blocks& sb, void* recv, const Blocks& rb, DataType type,
+                               const CollOptions& o) {
+  if (o.stream == nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(Work w, IAllToAllV(send, sb, recv, rb, type, o));
+    return w.Wait(o.timeout_s);
+  }
+  return OnStream(o, "all_to_all_v", [=, this](const CollOptions& run) { return AllToAllV(send, sb, recv, rb, type, run); });
+}
+
+Status Communicator::AllGatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type,
+                                const CollOptions& o) {
+  if (o.stream == nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(Work w, IAllGatherV(send, count, recv, rb, type, o));
+    return w.Wait(o.timeout_s);
+  }
+  return OnStream(o, "all_gather_v", [=, this](const CollOptions& run) { return AllGatherV(send, count, recv, rb, type, run); });
+}
+
+Status Communicator::GatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type, int root,
+                             const CollOptions& o) {
+  if (o.stream == nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(Work w, IGatherV(send, count, recv, rb, type, root, o));
+    return w.Wait(o.timeout_s);
+  }
+  return OnStream(o, "gather_v", [=, this](const CollOptions& run) { return GatherV(send, count, recv, rb, type, root, run); });
+}
+
+Status Communicator::ScatterV(const void* send, const Blocks& sb, void* recv, uint64_t count, DataType type, int root,
+                              const CollOptions& o) {
+  if (o.stream == nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(Work w, IScatterV(send, sb, recv, count, type, root, o));
+    return w.Wait(o.timeout_s);
+  }
+  return OnStream(o, "scatter_v", [=, this](const CollOptions& run) { return ScatterV(send, sb, recv, count, type, root, run); });
+}
+
+Status Communicator::ReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type,
+                                    RedOp op, const CollOptions& o) {
+  if (o.stream == nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(Work w, IReduceScatterV(send, recv, counts, type, op, o));
+    return w.Wait(o.timeout_s);
+  }
+  return OnStream(o, "reduce_scatter_v",
+                  [=, this](const CollOptions& run) { return ReduceScatterV(send, recv, counts, type, op, run); });
+}
+
+}  // namespace tutti
