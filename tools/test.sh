@@ -22,7 +22,7 @@ asan_targets=(
   //core/... //transport/...
   //tests:p2p_test //tests:reliability_test //tests:dead_rank_test //tests:heartbeat_test
   //tests:init_test //tests:misconfig_test //tests:registration_test //tests:stream_test //tests:lazy_connect_test
-  //tests/coll:all //tests:any_source_test //tools/nccl:nccl_abi_test
+  //tests/coll:all //tests:any_source_test //tools/nccl:all
 )
 failed=()
 start=$SECONDS
