@@ -19,6 +19,15 @@ void CheckOne(const std::vector<at::Tensor>& tensors, const std::string& what) {
   CheckCpuTensor(tensors[0], what);
 }
 
+// Copies block i of `flat` (n elements each) into targets[i].
+void CopyBlocksOut(const std::vector<at::Tensor>& targets, const at::Tensor& flat) {
+  for (size_t i = 0; i < targets.size(); ++i) {
+    at::Tensor dst = targets[i];
+    const int64_t n = dst.numel();
+    dst.copy_(flat.narrow(0, static_cast<int64_t>(i) * n, n).view(dst.sizes()));
+  }
+}
+
 void CheckSameShape(const at::Tensor& a, const at::Tensor& b, const std::string& what) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "tutti: ", what, ": tensors of types ", a.scalar_type(), " and ",
               b.scalar_type(), " mixed");
@@ -207,19 +216,12 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::allgather(std::vector<std::vector<a
   Elements s = ForCopy(in), r = ForCopy(flat);
   c.Add(comm_->IAllGather(s.data, r.data, s.count, s.type, Options(c)));
   std::vector<at::Tensor> targets = outputs[0];
-  c.st->finish = [targets, flat, n] {
-    for (size_t i = 0; i < targets.size(); ++i) {
-      at::Tensor dst = targets[i];
-      dst.copy_(flat.narrow(0, static_cast<int64_t>(i) * n, n).view(dst.sizes()));
-    }
-  };
+  c.st->finish = [targets, flat] { CopyBlocksOut(targets, flat); };
   c.st->outputs = outputs[0];
   return Issue(c, c10d::OpType::ALLGATHER);
 }
 
-c10::intrusive_ptr<c10d::Work> TuttiBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
-                                                             const c10d::AllgatherOptions& opts) {
-  Call c = Begin("all_gather_into_tensor", opts.timeout);
+void TuttiBackend::AddAllGather(Call& c, const at::Tensor& output, const at::Tensor& input) {
   CheckCpuTensor(output, c.what);
   CheckCpuTensor(input, c.what);
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "tutti: ", c.what, ": output ", output.scalar_type(),
@@ -229,6 +231,12 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::_allgather_base(at::Tensor& output,
   at::Tensor in = c.Input(input), out = c.Output(output);
   Elements s = ForCopy(in), r = ForCopy(out);
   c.Add(comm_->IAllGather(s.data, r.data, s.count, s.type, Options(c)));
+}
+
+c10::intrusive_ptr<c10d::Work> TuttiBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                             const c10d::AllgatherOptions& opts) {
+  Call c = Begin("all_gather_into_tensor", opts.timeout);
+  AddAllGather(c, output, input);
   c.st->outputs = {output};
   return Issue(c, c10d::OpType::_ALLGATHER_BASE);
 }
@@ -255,12 +263,12 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::allgather_coalesced(std::vector<std
   }
   auto targets = outputs;
   c.st->finish = [targets, flats] {
-    for (size_t i = 0; i < targets.size(); ++i)
-      for (size_t j = 0; j < flats.size(); ++j) {
-        at::Tensor dst = targets[i][j];
-        const int64_t n = dst.numel();
-        dst.copy_(flats[j].narrow(0, static_cast<int64_t>(i) * n, n).view(dst.sizes()));
-      }
+    // Input j gathered: rank i's piece goes to targets[i][j].
+    for (size_t j = 0; j < flats.size(); ++j) {
+      std::vector<at::Tensor> column;
+      for (const auto& list : targets) column.push_back(list[j]);
+      CopyBlocksOut(column, flats[j]);
+    }
   };
   for (const auto& list : outputs) c.st->outputs.insert(c.st->outputs.end(), list.begin(), list.end());
   return Issue(c, c10d::OpType::ALLGATHER_COALESCED);
@@ -272,18 +280,7 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::allgather_into_tensor_coalesced(std
   Call c = Begin("all_gather_into_tensor_coalesced", opts.timeout);
   TORCH_CHECK(outputs.size() == inputs.size(), "tutti: ", c.what, ": ", outputs.size(), " outputs for ",
               inputs.size(), " inputs");
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    CheckCpuTensor(inputs[j], c.what);
-    CheckCpuTensor(outputs[j], c.what);
-    TORCH_CHECK(outputs[j].scalar_type() == inputs[j].scalar_type() &&
-                    outputs[j].numel() == inputs[j].numel() * getSize(),
-                "tutti: ", c.what, ": output ", j, " must hold ", getSize(), " inputs of its type");
-  }
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    at::Tensor in = c.Input(inputs[j]), out = c.Output(outputs[j]);
-    Elements s = ForCopy(in), r = ForCopy(out);
-    c.Add(comm_->IAllGather(s.data, r.data, s.count, s.type, Options(c)));
-  }
+  for (size_t j = 0; j < inputs.size(); ++j) AddAllGather(c, outputs[j], inputs[j]);
   c.st->outputs = outputs;
   return Issue(c, c10d::OpType::COALESCED);
 }
@@ -312,12 +309,7 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::gather(std::vector<std::vector<at::
   c.Add(comm_->IGather(s.data, is_root ? flat.data_ptr() : nullptr, s.count, s.type, root, Options(c)));
   if (is_root) {
     std::vector<at::Tensor> targets = outputs[0];
-    c.st->finish = [targets, flat, n] {
-      for (size_t i = 0; i < targets.size(); ++i) {
-        at::Tensor dst = targets[i];
-        dst.copy_(flat.narrow(0, static_cast<int64_t>(i) * n, n).view(dst.sizes()));
-      }
-    };
+    c.st->finish = [targets, flat] { CopyBlocksOut(targets, flat); };
     c.st->outputs = outputs[0];
   }
   return Issue(c, c10d::OpType::GATHER);
@@ -379,9 +371,8 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::reduce_scatter(std::vector<at::Tens
   return Issue(c, c10d::OpType::REDUCE_SCATTER);
 }
 
-c10::intrusive_ptr<c10d::Work> TuttiBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
-                                                                  const c10d::ReduceScatterOptions& opts) {
-  Call c = Begin("reduce_scatter_tensor", opts.timeout);
+void TuttiBackend::AddReduceScatter(Call& c, const at::Tensor& output, const at::Tensor& input,
+                                    const c10d::ReduceOp& op) {
   CheckCpuTensor(output, c.what);
   CheckCpuTensor(input, c.what);
   TORCH_CHECK(output.scalar_type() == input.scalar_type() && input.numel() == output.numel() * getSize(), "tutti: ",
@@ -389,11 +380,17 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::_reduce_scatter_base(at::Tensor& ou
               input.scalar_type(), " for ", output.numel(), " of ", output.scalar_type(), ")");
   at::Tensor in = c.Input(input), out = c.Output(output);
   Reduction r;
-  Elements s = ForReduce(in, opts.reduceOp, c.what, &r);
-  Elements d = ForReduce(out, opts.reduceOp, c.what, &r);
+  Elements s = ForReduce(in, op, c.what, &r);
+  Elements d = ForReduce(out, op, c.what, &r);
   CollOptions o = Options(c);
   o.premul_scalar = r.premul_scalar;
   c.Add(comm_->IReduceScatter(s.data, d.data, d.count, d.type, r.op, o));
+}
+
+c10::intrusive_ptr<c10d::Work> TuttiBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                  const c10d::ReduceScatterOptions& opts) {
+  Call c = Begin("reduce_scatter_tensor", opts.timeout);
+  AddReduceScatter(c, output, input, opts.reduceOp);
   c.st->outputs = {output};
   return Issue(c, c10d::OpType::_REDUCE_SCATTER_BASE);
 }
@@ -404,22 +401,7 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::reduce_scatter_tensor_coalesced(std
   Call c = Begin("reduce_scatter_tensor_coalesced", opts.timeout);
   TORCH_CHECK(outputs.size() == inputs.size(), "tutti: ", c.what, ": ", outputs.size(), " outputs for ",
               inputs.size(), " inputs");
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    CheckCpuTensor(inputs[j], c.what);
-    CheckCpuTensor(outputs[j], c.what);
-    TORCH_CHECK(outputs[j].scalar_type() == inputs[j].scalar_type() &&
-                    inputs[j].numel() == outputs[j].numel() * getSize(),
-                "tutti: ", c.what, ": input ", j, " must hold ", getSize(), " outputs of its type");
-  }
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    at::Tensor in = c.Input(inputs[j]), out = c.Output(outputs[j]);
-    Reduction r;
-    Elements s = ForReduce(in, opts.reduceOp, c.what, &r);
-    Elements d = ForReduce(out, opts.reduceOp, c.what, &r);
-    CollOptions o = Options(c);
-    o.premul_scalar = r.premul_scalar;
-    c.Add(comm_->IReduceScatter(s.data, d.data, d.count, d.type, r.op, o));
-  }
+  for (size_t j = 0; j < inputs.size(); ++j) AddReduceScatter(c, outputs[j], inputs[j], opts.reduceOp);
   c.st->outputs = outputs;
   return Issue(c, c10d::OpType::COALESCED);
 }

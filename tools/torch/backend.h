@@ -75,6 +75,9 @@ class TuttiBackend : public c10d::Backend {
   Call Begin(const char* what, std::chrono::milliseconds timeout);
   c10::intrusive_ptr<c10d::Work> Issue(Call& call, c10d::OpType type);
   CollOptions Options(const Call& call) const;
+  // One all_gather into `output` (size() inputs) / reduce_scatter of `input`, added to `call`.
+  void AddAllGather(Call& call, const at::Tensor& output, const at::Tensor& input);
+  void AddReduceScatter(Call& call, const at::Tensor& output, const at::Tensor& input, const c10d::ReduceOp& op);
   std::unique_ptr<Communicator> comm_;
   std::shared_ptr<Completer> completer_;
   double timeout_s_;
