@@ -80,41 +80,43 @@ Result<Args> Begin(ncclComm_t comm, int t, const char* fn) {
   return Args{c, type};
 }
 
+// A reduction call: its op resolved (premul_sum's scalar read), then issued now or in the group.
+using Reducer = std::function<Result<Work>(Communicator*, DataType, RedOp, const CollOptions&)>;
+Status Reducing(ncclComm_t comm, int t, int op, const char* fn, const Reducer& call) {
+  TUTTI_ASSIGN_OR_RETURN(Args a, Begin(comm, t, fn));
+  CollOptions o;
+  RedOp r;
+  TUTTI_RETURN_IF_ERROR(ResolveOp(a.comm, op, t, &r, &o));
+  Communicator* c = a.comm->comm.get();
+  return RunOrQueue(a.comm, [=] { return call(c, a.type, r, o); });
+}
+
 }  // namespace
 
 NCCL_API int ncclAllReduce(const void* send, void* recv, size_t count, int t, int op, ncclComm_t comm,
                            ncclCudaStream stream) {
   return Guard(__func__, [&] {
-    TUTTI_ASSIGN_OR_RETURN(Args a, Begin(comm, t, "ncclAllReduce"));
-    CollOptions o;
-    RedOp r;
-    TUTTI_RETURN_IF_ERROR(ResolveOp(a.comm, op, t, &r, &o));
-    Communicator* c = a.comm->comm.get();
-    return RunOrQueue(a.comm, [=] { return c->IAllReduce(send, recv, count, a.type, r, o); });
+    return Reducing(comm, t, op, "ncclAllReduce", [=](Communicator* c, DataType type, RedOp r, const CollOptions& o) {
+      return c->IAllReduce(send, recv, count, type, r, o);
+    });
   });
 }
 
 NCCL_API int ncclReduce(const void* send, void* recv, size_t count, int t, int op, int root, ncclComm_t comm,
                         ncclCudaStream stream) {
   return Guard(__func__, [&] {
-    TUTTI_ASSIGN_OR_RETURN(Args a, Begin(comm, t, "ncclReduce"));
-    CollOptions o;
-    RedOp r;
-    TUTTI_RETURN_IF_ERROR(ResolveOp(a.comm, op, t, &r, &o));
-    Communicator* c = a.comm->comm.get();
-    return RunOrQueue(a.comm, [=] { return c->IReduce(send, recv, count, a.type, r, root, o); });
+    return Reducing(comm, t, op, "ncclReduce", [=](Communicator* c, DataType type, RedOp r, const CollOptions& o) {
+      return c->IReduce(send, recv, count, type, r, root, o);
+    });
   });
 }
 
 NCCL_API int ncclReduceScatter(const void* send, void* recv, size_t recvcount, int t, int op, ncclComm_t comm,
                                ncclCudaStream stream) {
   return Guard(__func__, [&] {
-    TUTTI_ASSIGN_OR_RETURN(Args a, Begin(comm, t, "ncclReduceScatter"));
-    CollOptions o;
-    RedOp r;
-    TUTTI_RETURN_IF_ERROR(ResolveOp(a.comm, op, t, &r, &o));
-    Communicator* c = a.comm->comm.get();
-    return RunOrQueue(a.comm, [=] { return c->IReduceScatter(send, recv, recvcount, a.type, r, o); });
+    return Reducing(comm, t, op, "ncclReduceScatter", [=](Communicator* c, DataType type, RedOp r, const CollOptions& o) {
+      return c->IReduceScatter(send, recv, recvcount, type, r, o);
+    });
   });
 }
 

@@ -519,22 +519,22 @@ c10::intrusive_ptr<c10d::Work> TuttiBackend::send(std::vector<at::Tensor>& tenso
   return Issue(c, c10d::OpType::SEND);
 }
 
-c10::intrusive_ptr<c10d::Work> TuttiBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
-  Call c = Begin("recv", std::chrono::milliseconds(0));
+c10::intrusive_ptr<c10d::Work> TuttiBackend::Receive(std::vector<at::Tensor>& tensors, int src, int tag,
+                                                     const char* what, c10d::OpType type) {
+  Call c = Begin(what, std::chrono::milliseconds(0));
   CheckOne(tensors, c.what);
   at::Tensor buf = c.Output(tensors[0]);
   c.Add(comm_->IRecv(buf.data_ptr(), buf.nbytes(), src, tag));
   c.st->outputs = tensors;
-  return Issue(c, c10d::OpType::RECV);
+  return Issue(c, type);
+}
+
+c10::intrusive_ptr<c10d::Work> TuttiBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
+  return Receive(tensors, src, tag, "recv", c10d::OpType::RECV);
 }
 
 c10::intrusive_ptr<c10d::Work> TuttiBackend::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
-  Call c = Begin("recv from any source", std::chrono::milliseconds(0));
-  CheckOne(tensors, c.what);
-  at::Tensor buf = c.Output(tensors[0]);
-  c.Add(comm_->IRecv(buf.data_ptr(), buf.nbytes(), kAnySource, tag));
-  c.st->outputs = tensors;
-  return Issue(c, c10d::OpType::RECVANYSOURCE);
+  return Receive(tensors, kAnySource, tag, "recv from any source", c10d::OpType::RECVANYSOURCE);
 }
 
 c10::intrusive_ptr<c10d::Work> TuttiBackend::barrier(const c10d::BarrierOptions& opts) {

@@ -78,6 +78,9 @@ class TuttiBackend : public c10d::Backend {
   // One all_gather into `output` (size() inputs) / reduce_scatter of `input`, added to `call`.
   void AddAllGather(Call& call, const at::Tensor& output, const at::Tensor& input);
   void AddReduceScatter(Call& call, const at::Tensor& output, const at::Tensor& input, const c10d::ReduceOp& op);
+  // A receive from `src` (or kAnySource).
+  c10::intrusive_ptr<c10d::Work> Receive(std::vector<at::Tensor>& tensors, int src, int tag, const char* what,
+                                         c10d::OpType type);
   std::unique_ptr<Communicator> comm_;
   std::shared_ptr<Completer> completer_;
   double timeout_s_;
