@@ -5,8 +5,9 @@
 #                                          so, when PyPI cannot be reached: the torch tests are then
 #                                          skipped by Bazel)
 #   1. bazel test //...                    every test (the torch backend's too)
-#   2. bazel test --config=asan <targets>  P2P, collective, store, launcher, transport, C API and
-#                                          reliability tests under AddressSanitizer + UBSan
+#   2. bazel test --config=asan <targets>  P2P, collective, store, launcher, transport, C API,
+#                                          reliability and device-primitive tests under
+#                                          AddressSanitizer + UBSan
 #   3. bash tools/fuzz.sh                  every libFuzzer target for TUTTI_FUZZ_SECONDS (15) each
 # All three run even if one fails; the exit status is non-zero if any did.
 # Extra arguments go to `bazel test` instead (e.g. //tests/...), and only that runs.
@@ -23,6 +24,7 @@ asan_targets=(
   //tests:p2p_test //tests:reliability_test //tests:dead_rank_test //tests:heartbeat_test
   //tests:init_test //tests:misconfig_test //tests:registration_test //tests:stream_test //tests:lazy_connect_test
   //tests/coll:all //tests:any_source_test //tools/nccl:all
+  //algorithms:lowering_test //kernels/prims:all
 )
 failed=()
 start=$SECONDS

@@ -1,0 +1,89 @@
+#include "kernels/prims/fifo.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace tutti::prims {
+namespace {
+
+TEST(Fifo, LayoutKeepsCountersAndSlotsOnTheirOwnLines) {
+  EXPECT_EQ(sizeof(ConnCtl), 128u);
+  EXPECT_EQ(offsetof(ConnCtl, head) - offsetof(ConnCtl, tail), 64u);
+  for (uint32_t nslots : {1u, 2u, 4u, 8u, 9u}) {
+    FifoGeom g{nslots, 256, Proto::kSimple};
+    EXPECT_EQ(SlotsOffset(g) % 64, 0u);
+    EXPECT_GE(SlotsOffset(g), SizesOffset() + 8 * nslots);
+    EXPECT_EQ(ConnBytes(g), SlotsOffset(g) + nslots * 256u);
+  }
+  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kSimple}), 256u);
+  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kLL}), 128u);
+}
+
+TEST(Fifo, LLFlagIsNeverZeroAndDiffersFromTheSlotsPreviousPiece) {
+  const uint64_t wrap = uint64_t{0xffffffff};
+  for (uint64_t base : {uint64_t{0}, wrap - 20, 2 * wrap - 5, (uint64_t{1} << 40) + 3}) {
+    for (uint64_t s = base; s < base + 40; ++s) {
+      EXPECT_NE(LLFlag(s), 0u) << s;
+      for (uint64_t nslots : {1, 2, 4, 8}) {
+        if (s >= nslots) {
+          EXPECT_NE(LLFlag(s), LLFlag(s - nslots)) << s << " " << nslots;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(LLWords(0), 1u);
+  EXPECT_EQ(LLWords(1), 1u);
+  EXPECT_EQ(LLWords(4), 1u);
+  EXPECT_EQ(LLWords(5), 2u);
+}
+
+struct Conn {
+  explicit Conn(const FifoGeom& g) : geom(g) {
+    mem = static_cast<uint8_t*>(std::aligned_alloc(64, (ConnBytes(g) + 63) / 64 * 64));
+    std::memset(mem, 0, ConnBytes(g));
+  }
+  ~Conn() { std::free(mem); }
+  ConnCtl* ctl() { return reinterpret_cast<ConnCtl*>(mem); }
+  FifoGeom geom;
+  uint8_t* mem;
+};
+
+TEST(Fifo, LLPiecesArriveOnlyWithTheirOwnFlag) {
+  Conn c(FifoGeom{2, 64, Proto::kLL});
+  const Team team;
+  const uint8_t data[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  for (uint64_t seq = 0; seq < 6; ++seq) {
+    EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12)) << seq;
+    LLPackPart(team, c.ctl(), c.geom, seq, 12, data);
+    EXPECT_TRUE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12));
+    // The piece two later uses the same slot but is not there yet.
+    EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq + 2, 12));
+    uint8_t got[12] = {};
+    LLUnpackPart(team, c.ctl(), c.geom, seq, 12, got);
+    EXPECT_EQ(std::memcmp(got, data, 12), 0);
+  }
+  // A piece whose last word is missing has not arrived.
+  uint64_t* words = reinterpret_cast<uint64_t*>(Slot(c.ctl(), c.geom, 6));
+  LLPackPart(team, c.ctl(), c.geom, 6, 12, data);
+  words[2] = 0;
+  EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, 6, 12));
+}
+
+TEST(Fifo, CreditsAndSimpleArrival) {
+  Conn c(FifoGeom{2, 64, Proto::kSimple});
+  EXPECT_TRUE(HasCredit(c.ctl(), c.geom, 0));
+  EXPECT_TRUE(HasCredit(c.ctl(), c.geom, 1));
+  EXPECT_FALSE(HasCredit(c.ctl(), c.geom, 2));  // both slots unconsumed
+  EXPECT_FALSE(SimpleArrived(c.ctl(), 0));
+  StoreRelease(&c.ctl()->tail, 1);
+  EXPECT_TRUE(SimpleArrived(c.ctl(), 0));
+  EXPECT_FALSE(SimpleArrived(c.ctl(), 1));
+  StoreRelease(&c.ctl()->head, 1);
+  EXPECT_TRUE(HasCredit(c.ctl(), c.geom, 2));
+  EXPECT_FALSE(HasCredit(c.ctl(), c.geom, 3));
+}
+
+}  // namespace
+}  // namespace tutti::prims

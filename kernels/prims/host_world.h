@@ -1,0 +1,43 @@
+// The device primitives on the host: n ranks' lowered programs run in one process, connections
+// in ordinary memory (standing in for mapped device memory), each (rank, stream) as a thread
+// (standing in for a thread block) or under a deterministic round-robin scheduler. This is how
+// the protocol, the primitives and the lowering are tested on machines without a GPU, and the
+// reference the GPU run is compared with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "algorithms/prim_program.h"
+#include "core/base/dtype.h"
+#include "core/base/status.h"
+#include "kernels/prims/fifo.h"
+
+namespace tutti::prims {
+
+struct HostRankBuffers {
+  void* input = nullptr;
+  void* output = nullptr;
+  void* scratch = nullptr;  // program.scratch_count elements
+};
+
+struct HostWorldOptions {
+  FifoGeom geom;
+  // Where every connection's counters start (LL flags derive from them: near 2^32 tests the
+  // flag wrap-around).
+  uint64_t counter_base = 0;
+  // kRoundRobin: one thread polls every stream in turn, so a lack of progress anywhere is a
+  // deadlock, reported at once. kThreads: a thread per (rank, stream).
+  enum class Mode { kRoundRobin, kThreads } mode = Mode::kRoundRobin;
+  // kThreads: called by a stream's thread after each poll that moved (a slow peer: sleep).
+  std::function<void(int rank, int stream)> after_move;
+  double timeout_s = 60;  // kThreads: a stream that cannot move for this long fails
+};
+
+// Runs programs[r] as rank r with buffers[r]; reductions with `op` on `type`. Errors name the
+// rank, stream, step and peer: a piece of the wrong size, a deadlock (kRoundRobin), a timeout.
+Status RunHostWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
+                    const std::vector<HostRankBuffers>& buffers, const HostWorldOptions& options);
+
+}  // namespace tutti::prims

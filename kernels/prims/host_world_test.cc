@@ -1,0 +1,231 @@
+#include "kernels/prims/host_world.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "algorithms/lowering.h"
+#include "algorithms/registry.h"
+#include "kernels/prims/world_check.h"
+
+namespace tutti::prims {
+namespace {
+
+using algo::Collective;
+
+// Tiny FIFOs so that messages take many pieces and slots are reused many times.
+FifoGeom Tiny(Proto p) { return FifoGeom{2, 64, p}; }
+
+struct Pair {
+  std::string algorithm;
+  Collective coll;
+};
+
+std::vector<Pair> AllPairs() {
+  std::vector<Pair> out;
+  for (const std::string& a : algo::AlgorithmNames()) {
+    for (Collective c : algo::CollectivesOf(a)) out.push_back(Pair{a, c});
+  }
+  return out;
+}
+
+class EveryAlgorithm : public ::testing::TestWithParam<Pair> {};
+
+// Every algorithm and collective, lowered with and without fusion, over both protocols: every
+// rank's output bit for bit what the schedule computes.
+TEST_P(EveryAlgorithm, MatchesTheScheduleBitForBit) {
+  const Pair& pair = GetParam();
+  int runs = 0;
+  for (int n : {1, 2, 3, 4, 5, 8, 13}) {
+    for (uint64_t count : {0, 1, 7, 100, 1000}) {
+      if (pair.coll == Collective::kBarrier && count != 0) continue;
+      for (auto [nchannels, chunk] : {std::pair{1, 0}, std::pair{2, 0}, std::pair{2, 3}}) {
+        for (int root : {0, n - 1}) {
+          if (!algo::IsRooted(pair.coll) && root != 0) continue;
+          for (bool fuse : {true, false}) {
+            for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+              WorldCheck c;
+              c.algorithm = pair.algorithm;
+              c.args.coll = pair.coll;
+              c.args.nranks = n;
+              c.args.count = count;
+              c.args.nchannels = nchannels;
+              c.args.chunk = static_cast<uint64_t>(chunk);
+              c.args.root = root;
+              c.lower = algo::LowerOptions{fuse, fuse};
+              c.world.geom = Tiny(proto);
+              const Status st = RunWorldCheck(c);
+              ASSERT_TRUE(st.ok()) << st.ToString() << (fuse ? " (fused" : " (unfused")
+                                   << (proto == Proto::kLL ? ", LL)" : ", Simple)");
+              ++runs;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Prims, EveryAlgorithm, ::testing::ValuesIn(AllPairs()),
+                         [](const ::testing::TestParamInfo<Pair>& info) {
+                           return info.param.algorithm + "_" + algo::CollectiveName(info.param.coll);
+                         });
+
+// Reductions of other types and ops: integer wrap, narrow floats (widened, narrowed once).
+TEST(HostWorld, TypesAndOps) {
+  const std::tuple<DataType, RedOp> cases[] = {
+      {DataType::kBfloat16, RedOp::kSum}, {DataType::kFloat16, RedOp::kSum},  {DataType::kFp8E4M3, RedOp::kSum},
+      {DataType::kFp8E5M2, RedOp::kMax},  {DataType::kInt8, RedOp::kProd},    {DataType::kUint8, RedOp::kSum},
+      {DataType::kInt32, RedOp::kMin},    {DataType::kInt64, RedOp::kMax},    {DataType::kUint32, RedOp::kBxor},
+      {DataType::kUint64, RedOp::kBor},   {DataType::kFloat64, RedOp::kMin},  {DataType::kInt32, RedOp::kBand},
+  };
+  const Pair pairs[] = {{"ring", Collective::kAllReduce},
+                        {"tree", Collective::kAllReduce},
+                        {"rhd", Collective::kReduceScatter},
+                        {"binomial", Collective::kReduce}};
+  for (const auto& [type, op] : cases) {
+    for (const Pair& p : pairs) {
+      for (int n : {3, 4}) {
+        for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+          WorldCheck c;
+          c.algorithm = p.algorithm;
+          c.args.coll = p.coll;
+          c.args.nranks = n;
+          c.args.count = 37;
+          c.type = type;
+          c.op = op;
+          c.world.geom = Tiny(proto);
+          const Status st = RunWorldCheck(c);
+          ASSERT_TRUE(st.ok()) << st.ToString() << " " << DataTypeName(type) << " " << RedOpName(op);
+        }
+      }
+    }
+  }
+}
+
+TEST(HostWorld, RingAllReduceFusesAndStaysExact) {
+  WorldCheck c;
+  c.args.coll = Collective::kAllReduce;
+  c.args.nranks = 4;
+  c.args.count = 1000;
+  uint64_t fused = 0, early = 0;
+  ASSERT_TRUE(RunWorldCheck(c, &fused, &early).ok());
+  EXPECT_GT(fused, 0u);
+  EXPECT_GT(early, 0u);
+}
+
+// A thread per stream, slow peers, counters that cross the LL flag's wrap-around.
+TEST(HostWorld, ThreadsWithSlowPeersAndWrappingCounters) {
+  for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+    for (const Pair& p : {Pair{"ring", Collective::kAllReduce}, Pair{"tree", Collective::kAllReduce},
+                          Pair{"pairwise", Collective::kAllToAll}, Pair{"ring", Collective::kAllGather}}) {
+      WorldCheck c;
+      c.algorithm = p.algorithm;
+      c.args.coll = p.coll;
+      c.args.nranks = 4;
+      c.args.count = 300;
+      c.args.nchannels = 2;
+      c.world.geom = Tiny(proto);
+      c.world.mode = HostWorldOptions::Mode::kThreads;
+      c.world.counter_base = 0xffffffffull - 10;
+      c.world.timeout_s = 120;
+      int moves = 0;
+      c.world.after_move = [&moves](int rank, int stream) {
+        if (rank == 1 && stream == 0 && (__atomic_add_fetch(&moves, 1, __ATOMIC_RELAXED) % 16) == 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+      };
+      const Status st = RunWorldCheck(c);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+}
+
+// Hand-written programs for the error paths: one op per step.
+algo::PrimProgram OneStream(const std::vector<algo::PrimOp>& steps) {
+  algo::PrimProgram p;
+  p.streams.push_back(algo::PrimStream{0, static_cast<uint32_t>(steps.size())});
+  for (const algo::PrimOp& op : steps) {
+    p.steps.push_back(algo::PrimStep{static_cast<uint32_t>(p.ops.size()), 1});
+    p.ops.push_back(op);
+  }
+  return p;
+}
+algo::PrimOp Send(int peer, uint64_t count) {
+  algo::PrimOp op;
+  op.count = count;
+  op.send_peer = peer;
+  op.nsrcs = 1;
+  op.srcs[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kInput), 0};
+  return op;
+}
+algo::PrimOp Recv(int peer, uint64_t count) {
+  algo::PrimOp op;
+  op.count = count;
+  op.recv_peer = peer;
+  op.nsrcs = 1;
+  op.srcs[0] = algo::PrimLoc{algo::kPrimRecv, 0};
+  op.ndsts = 1;
+  op.dsts[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kOutput), 0};
+  return op;
+}
+
+struct Buffers {
+  explicit Buffers(int n) : in(n, std::vector<float>(64, 1.0f)), out(n, std::vector<float>(64)) {
+    for (int r = 0; r < n; ++r) views.push_back(HostRankBuffers{in[r].data(), out[r].data(), nullptr});
+  }
+  std::vector<std::vector<float>> in, out;
+  std::vector<HostRankBuffers> views;
+};
+
+TEST(HostWorld, APieceOfTheWrongSizeIsAMismatchNamingThePeer) {
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = Tiny(Proto::kSimple);
+  const Status st =
+      RunHostWorld(DataType::kFloat32, RedOp::kSum, {OneStream({Send(1, 5)}), OneStream({Recv(0, 4)})}, b.views, o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+  EXPECT_NE(st.message().find("rank 1 stream 0 step 0: a piece from rank 0 carries 20 bytes"), std::string::npos)
+      << st.ToString();
+}
+
+TEST(HostWorld, ADeadlockIsReportedWithWhatEachRankWaitsFor) {
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = Tiny(Proto::kSimple);
+  const std::vector<algo::PrimProgram> progs = {OneStream({Recv(1, 4), Send(1, 4)}), OneStream({Recv(0, 4), Send(0, 4)})};
+  const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("deadlock"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("rank 0 stream 0 step 0 waits to receive from rank 1 (piece 0 of 1)"), std::string::npos)
+      << st.ToString();
+
+  o.mode = HostWorldOptions::Mode::kThreads;
+  o.timeout_s = 0.3;
+  const Status t = RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.code(), Code::kTimeout) << t.ToString();
+  EXPECT_NE(t.message().find("waiting to receive from rank"), std::string::npos) << t.ToString();
+}
+
+TEST(HostWorld, BadArgumentsAreRejected) {
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = FifoGeom{2, 60, Proto::kSimple};
+  const std::vector<algo::PrimProgram> progs = {OneStream({Send(1, 4)}), OneStream({Recv(0, 4)})};
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).code(), Code::kInvalidArgument);
+  o.geom = Tiny(Proto::kSimple);
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kBxor, progs, b.views, o).code(), Code::kInvalidArgument);
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, {progs[0]}, b.views, o).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).ok());
+  EXPECT_EQ(b.out[1][3], 1.0f);
+}
+
+}  // namespace
+}  // namespace tutti::prims

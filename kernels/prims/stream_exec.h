@@ -1,0 +1,247 @@
+// The device primitives: one schedule stream of one rank, running a lowered program
+// (algorithms/prim_program.h) over FIFO connections (fifo.h). Written once for the GPU (a thread
+// block per stream, kernels/cuda/prims_kernel.cu) and the host (a thread, or a round-robin
+// scheduler that checks the protocol deterministically, host_world.h).
+//
+// Poll() never blocks: it tries one piece of every op that may move (its connections' earlier
+// ops in this step are finished, its slot has arrived / has credit, an early send's producer has
+// written the piece), and reports whether anything moved. A step ends when all its ops have; the
+// early sends of the next step move during it. Every member of the team calls Poll() with the
+// same state; decisions are agreed through Team::All, state is written by the leader.
+#pragma once
+
+#include <cstdint>
+
+#include "algorithms/prim_program.h"
+#include "kernels/functors.h"
+#include "kernels/host_device.h"
+#include "kernels/prims/fifo.h"
+#include "kernels/prims/team.h"
+
+namespace tutti::prims {
+
+// The lowered program, as plain pointers (host vectors, or copies in device memory).
+struct ProgramView {
+  const algo::PrimStream* streams = nullptr;
+  const algo::PrimStep* steps = nullptr;
+  const algo::PrimOp* ops = nullptr;
+  uint32_t nstreams = 0;
+};
+
+// One rank's side of a call.
+struct RankView {
+  int rank = 0;
+  int nranks = 1;
+  uint8_t* bufs[3] = {nullptr, nullptr, nullptr};  // input, output, scratch (element 0 of each)
+  ConnCtl* const* send = nullptr;  // [stream * nranks + peer]: this rank -> peer
+  ConnCtl* const* recv = nullptr;  // [stream * nranks + peer]: peer -> this rank
+  FifoGeom geom;
+  uint8_t* stage = nullptr;  // LL staging, slot_bytes per stream (received half | sent half)
+};
+
+enum PollResult : int { kPollError = -1, kPollIdle = 0, kPollMoved = 1, kPollDone = 2 };
+enum StreamError : int32_t { kErrNone = 0, kErrSizeMismatch = 1, kErrTimeout = 2, kErrAborted = 3 };
+
+struct StreamState {
+  uint32_t step = 0;                               // current step within the stream
+  uint32_t done[2][algo::kPrimMaxOpsPerStep] = {};  // pieces done: current step, next step
+  int32_t error = kErrNone;
+  int32_t error_peer = -1;
+  uint64_t error_detail = 0;  // kErrSizeMismatch: bytes that arrived
+};
+
+TUTTI_HD TUTTI_INLINE uint64_t PieceElems(const FifoGeom& g, uint32_t elem_size) {
+  return PieceCapacity(g) / elem_size;
+}
+TUTTI_HD TUTTI_INLINE uint64_t Pieces(const algo::PrimOp& op, uint64_t per) {
+  return op.count == 0 ? 1 : (op.count + per - 1) / per;
+}
+
+template <class S, class Op>
+class StreamExec {
+ public:
+  TUTTI_HD StreamExec(const ProgramView& prog, const RankView& rank, uint32_t stream, StreamState* state)
+      : prog_(prog), rank_(rank), stream_(stream), st_(state), per_(PieceElems(rank.geom, sizeof(S))) {}
+
+  TUTTI_HD int Poll(const Team& team) {
+    const algo::PrimStream& ps = prog_.streams[stream_];
+    if (st_->error != kErrNone) return kPollError;
+    if (st_->step >= ps.nsteps) return kPollDone;
+    const algo::PrimStep& cur = prog_.steps[ps.first_step + st_->step];
+    bool moved = false;
+    for (uint32_t i = 0; i < cur.nops; ++i) {
+      const algo::PrimOp& op = prog_.ops[cur.first_op + i];
+      if (st_->done[0][i] >= Pieces(op, per_) || !InOrder(cur, i, op)) continue;
+      const int r = TryPiece(team, op, st_->done[0][i]);
+      if (r < 0) return kPollError;
+      if (r > 0) {
+        if (team.leader()) ++st_->done[0][i];
+        team.Sync();
+        moved = true;
+      }
+    }
+    bool finished = true;
+    for (uint32_t i = 0; i < cur.nops; ++i) {
+      if (st_->done[0][i] < Pieces(prog_.ops[cur.first_op + i], per_)) finished = false;
+    }
+    if (finished) {
+      team.Sync();
+      if (team.leader()) {
+        ++st_->step;
+        for (int i = 0; i < algo::kPrimMaxOpsPerStep; ++i) {
+          st_->done[0][i] = st_->done[1][i];
+          st_->done[1][i] = 0;
+        }
+      }
+      team.Sync();
+      return kPollMoved;  // the next call says kPollDone after the last step
+    }
+    if (st_->step + 1 < ps.nsteps) {
+      const algo::PrimStep& next = prog_.steps[ps.first_step + st_->step + 1];
+      for (uint32_t i = 0; i < next.nops; ++i) {
+        const algo::PrimOp& op = prog_.ops[next.first_op + i];
+        if (op.after < 0 || st_->done[1][i] >= Pieces(op, per_)) continue;
+        if (st_->done[1][i] >= st_->done[0][op.after]) continue;  // the producer has not written it yet
+        if (!SendsDone(cur, op.send_peer)) continue;
+        const int r = TryPiece(team, op, st_->done[1][i]);
+        if (r < 0) return kPollError;
+        if (r > 0) {
+          if (team.leader()) ++st_->done[1][i];
+          team.Sync();
+          moved = true;
+        }
+      }
+    }
+    return moved ? kPollMoved : kPollIdle;
+  }
+
+  // Marks the stream failed (a timeout, an abort), so that Poll reports it.
+  TUTTI_HD void Fail(const Team& team, int32_t error) {
+    team.Sync();
+    if (team.leader() && st_->error == kErrNone) st_->error = error;
+    team.Sync();
+  }
+
+ private:
+  // Earlier ops of this step on the same connection have finished.
+  TUTTI_HD bool InOrder(const algo::PrimStep& step, uint32_t i, const algo::PrimOp& op) const {
+    for (uint32_t j = 0; j < i; ++j) {
+      const algo::PrimOp& o = prog_.ops[step.first_op + j];
+      const bool same = (op.recv_peer >= 0 && o.recv_peer == op.recv_peer) ||
+                        (op.send_peer >= 0 && o.send_peer == op.send_peer);
+      if (same && st_->done[0][j] < Pieces(o, per_)) return false;
+    }
+    return true;
+  }
+
+  TUTTI_HD bool SendsDone(const algo::PrimStep& step, int peer) const {
+    for (uint32_t j = 0; j < step.nops; ++j) {
+      const algo::PrimOp& o = prog_.ops[step.first_op + j];
+      if (o.send_peer == peer && st_->done[0][j] < Pieces(o, per_)) return false;
+    }
+    return true;
+  }
+
+  TUTTI_HD ConnCtl* SendConn(int peer) const { return rank_.send[stream_ * rank_.nranks + peer]; }
+  TUTTI_HD ConnCtl* RecvConn(int peer) const { return rank_.recv[stream_ * rank_.nranks + peer]; }
+  TUTTI_HD uint8_t* StageIn() const { return rank_.stage + static_cast<size_t>(stream_) * rank_.geom.slot_bytes; }
+  TUTTI_HD uint8_t* StageOut() const { return StageIn() + rank_.geom.slot_bytes / 2; }
+
+  // Moves piece j of op if it can: 1 moved, 0 not yet, -1 failed.
+  TUTTI_HD int TryPiece(const Team& team, const algo::PrimOp& op, uint64_t j) {
+    const FifoGeom& g = rank_.geom;
+    const bool ll = g.proto == Proto::kLL;
+    const uint64_t first = j * per_;
+    const uint64_t n = op.count > first ? (op.count - first < per_ ? op.count - first : per_) : 0;
+    const uint32_t bytes = static_cast<uint32_t>(n * sizeof(S));
+    ConnCtl* rc = op.recv_peer >= 0 ? RecvConn(op.recv_peer) : nullptr;
+    ConnCtl* sc = op.send_peer >= 0 ? SendConn(op.send_peer) : nullptr;
+    const uint64_t rseq = rc ? LoadWord(&rc->head) : 0;  // own counters: only this stream writes them
+    const uint64_t sseq = sc ? LoadWord(&sc->tail) : 0;
+    bool ready = true;
+    if (rc) ready = ll ? LLArrivedPart(team, rc, g, rseq, bytes) : SimpleArrived(rc, rseq);
+    if (sc && ready) ready = HasCredit(sc, g, sseq);
+    if (!team.All(ready)) return 0;
+
+    const uint8_t* srcs[algo::kPrimMaxSrcs] = {};
+    if (rc && !ll) {
+      const uint64_t got = SlotSizes(rc)[rseq % g.nslots];
+      if (got != bytes) {
+        if (team.leader()) {
+          st_->error = kErrSizeMismatch;
+          st_->error_peer = op.recv_peer;
+          st_->error_detail = got;
+        }
+        team.Sync();
+        return -1;
+      }
+    }
+    if (rc && ll) {
+      LLUnpackPart(team, rc, g, rseq, bytes, StageIn());
+      team.Sync();
+    }
+    for (int s = 0; s < op.nsrcs; ++s) {
+      const algo::PrimLoc& loc = op.srcs[s];
+      if (loc.buf == algo::kPrimRecv) {
+        srcs[s] = ll ? StageIn() : Slot(rc, g, rseq);
+      } else {
+        srcs[s] = rank_.bufs[loc.buf] + (loc.offset + first) * sizeof(S);
+      }
+    }
+    uint8_t* outs[algo::kPrimMaxDsts + 1] = {};
+    int nouts = 0;
+    for (int d = 0; d < op.ndsts; ++d) {
+      outs[nouts++] = rank_.bufs[op.dsts[d].buf] + (op.dsts[d].offset + first) * sizeof(S);
+    }
+    if (sc) outs[nouts++] = ll ? StageOut() : Slot(sc, g, sseq);
+    Combine(team, op, srcs, outs, nouts, n);
+
+    if (sc) {
+      if (ll) {
+        team.Sync();
+        LLPackPart(team, sc, g, sseq, bytes, StageOut());
+        team.Sync();
+        if (team.leader()) StoreWord(&sc->tail, sseq + 1);
+      } else {
+        team.FenceBeforePublish();
+        if (team.leader()) {
+          SlotSizes(sc)[sseq % g.nslots] = bytes;
+          StoreRelease(&sc->tail, sseq + 1);
+        }
+      }
+    }
+    if (rc) {
+      team.Sync();  // every member has read the slot
+      if (team.leader()) StoreRelease(&rc->head, rseq + 1);
+    }
+    team.Sync();
+    return 1;
+  }
+
+  // outs[o][e] = srcs[0][e] op srcs[1][e] op ... for e < n (widened, combined left to right,
+  // narrowed once, as the CPU kernels do), or a copy of srcs[0].
+  TUTTI_HD void Combine(const Team& team, const algo::PrimOp& op, const uint8_t* const* srcs, uint8_t* const* outs,
+                        int nouts, uint64_t n) const {
+    using A = kernels::Accum<S>;
+    const S* const* in = reinterpret_cast<const S* const*>(srcs);
+    for (uint64_t e = team.tid(); e < n; e += team.size()) {
+      S v;
+      if (op.reduce && op.nsrcs > 1) {
+        A acc = kernels::Widen<S>(in[0][e]);
+        for (int s = 1; s < op.nsrcs; ++s) acc = Op::Apply(acc, kernels::Widen<S>(in[s][e]));
+        v = kernels::Narrow<S>(acc);
+      } else {
+        v = in[0][e];
+      }
+      for (int o = 0; o < nouts; ++o) reinterpret_cast<S*>(outs[o])[e] = v;
+    }
+  }
+
+  ProgramView prog_;
+  RankView rank_;
+  uint32_t stream_;
+  StreamState* st_;
+  uint64_t per_;
+};
+
+}  // namespace tutti::prims
