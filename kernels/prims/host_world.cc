@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kernels/functors.h"
+#include "kernels/prims/report.h"
 #include "kernels/prims/stream_exec.h"
 
 namespace tutti::prims {
@@ -64,42 +65,6 @@ std::string Where(int rank, uint32_t stream, const StreamState& st) {
   return "rank " + std::to_string(rank) + " stream " + std::to_string(stream) + " step " + std::to_string(st.step);
 }
 
-// What a stuck stream waits for: its unfinished ops of the current step.
-std::string Waiting(const algo::PrimProgram& p, uint32_t stream, const StreamState& st, uint64_t per) {
-  const algo::PrimStream& ps = p.streams[stream];
-  if (st.step >= ps.nsteps) return "done";
-  const algo::PrimStep& step = p.steps[ps.first_step + st.step];
-  std::string out;
-  for (uint32_t i = 0; i < step.nops; ++i) {
-    const algo::PrimOp& op = p.ops[step.first_op + i];
-    const uint64_t total = Pieces(op, per);
-    if (st.done[0][i] >= total) continue;
-    if (!out.empty()) out += ", ";
-    if (op.recv_peer >= 0) out += "receive from rank " + std::to_string(op.recv_peer);
-    if (op.recv_peer >= 0 && op.send_peer >= 0) out += " and ";
-    if (op.send_peer >= 0) out += "send to rank " + std::to_string(op.send_peer);
-    if (op.recv_peer < 0 && op.send_peer < 0) out += "local op";
-    out += " (piece " + std::to_string(st.done[0][i]) + " of " + std::to_string(total) + ")";
-  }
-  return out;
-}
-
-Status StreamFailure(int rank, uint32_t stream, const StreamState& st, double timeout_s) {
-  const std::string where = Where(rank, stream, st);
-  switch (st.error) {
-    case kErrSizeMismatch:
-      return MismatchError(where + ": a piece from rank " + std::to_string(st.error_peer) + " carries " +
-                           std::to_string(st.error_detail) +
-                           " bytes where another size was expected (the ranks' programs disagree)");
-    case kErrTimeout:
-      return TimeoutError(where + ": no progress for " + std::to_string(timeout_s) + " s");
-    case kErrAborted:
-      return AbortedError(where + ": stopped because another stream failed");
-    default:
-      return InternalError(where + ": error " + std::to_string(st.error));
-  }
-}
-
 struct Runner {
   int rank;
   uint32_t stream;
@@ -139,7 +104,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
       for (auto& ru : runners) {
         StreamExec<S, Op> exec(ViewOf(*ru->program), ru->view, ru->stream, &ru->state);
         const int res = exec.Poll(team);
-        if (res == kPollError) return StreamFailure(ru->rank, ru->stream, ru->state, 0);
+        if (res == kPollError) return StreamFailure(*ru->program, ru->rank, ru->stream, ru->state, per, 0);
         if (res != kPollDone) all_done = false;
         if (res == kPollMoved) moved = true;
       }
@@ -192,32 +157,23 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     });
   }
   for (auto& t : threads) t.join();
-  // The first real failure (not a stream stopped because of another's).
-  for (int pass = 0; pass < 2; ++pass) {
-    for (auto& ru : runners) {
-      if (ru->state.error == kErrNone || (pass == 0 && ru->state.error == kErrAborted)) continue;
-      Status st = StreamFailure(ru->rank, ru->stream, ru->state, o.timeout_s);
-      if (ru->state.error == kErrTimeout) {
-        st = st.WithContext("waiting to " + Waiting(*ru->program, ru->stream, ru->state, per));
-      }
-      return st;
-    }
-  }
-  return OkStatus();
+  return FirstFailure(
+      runners.size(),
+      [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* stream) {
+        *p = runners[i]->program;
+        *rank = runners[i]->rank;
+        *stream = runners[i]->stream;
+        return &runners[i]->state;
+      },
+      per, o.timeout_s);
 }
 
 }  // namespace
 
 Status RunHostWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
                     const std::vector<HostRankBuffers>& buffers, const HostWorldOptions& options) {
-  if (programs.size() != buffers.size() || programs.empty()) {
-    return InvalidArgument("RunHostWorld: " + std::to_string(programs.size()) + " programs for " +
-                           std::to_string(buffers.size()) + " ranks");
-  }
-  const FifoGeom& g = options.geom;
-  if (g.nslots == 0 || g.slot_bytes < 16 || g.slot_bytes % 16 != 0) {
-    return InvalidArgument("FIFO geometry: " + std::to_string(g.nslots) + " slots of " +
-                           std::to_string(g.slot_bytes) + " bytes (need >= 1 slot, a multiple of 16 bytes)");
+  if (Status st = CheckWorld(programs, buffers.size(), options.geom); !st.ok()) {
+    return st.WithContext("RunHostWorld");
   }
   const Status bad_type = InvalidArgument(std::string("RunHostWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
   return kernels::DispatchType(

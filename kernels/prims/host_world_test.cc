@@ -223,6 +223,22 @@ TEST(HostWorld, BadArgumentsAreRejected) {
   o.geom = Tiny(Proto::kSimple);
   EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kBxor, progs, b.views, o).code(), Code::kInvalidArgument);
   EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, {progs[0]}, b.views, o).code(), Code::kInvalidArgument);
+  // Malformed programs: a peer outside the world, an early send after nothing, no sources.
+  std::vector<algo::PrimProgram> bad = progs;
+  bad[0].ops[0].send_peer = 2;
+  Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, b.views, o);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("rank 0's program: stream 0 step 0 op 0: a peer outside the world"), std::string::npos)
+      << st.ToString();
+  bad = progs;
+  bad[0].ops[0].after = 0;
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, b.views, o).code(), Code::kInvalidArgument);
+  bad = progs;
+  bad[1].ops[0].nsrcs = 0;
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, b.views, o).code(), Code::kInvalidArgument);
+  bad = progs;
+  bad[1].steps[0].nops = 2;
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, b.views, o).code(), Code::kInvalidArgument);
   EXPECT_TRUE(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).ok());
   EXPECT_EQ(b.out[1][3], 1.0f);
 }

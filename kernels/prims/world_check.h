@@ -4,7 +4,9 @@
 // as the CPU kernels do).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "algorithms/lowering.h"
 #include "algorithms/schedule.h"
@@ -21,6 +23,11 @@ struct WorldCheck {
   RedOp op = RedOp::kSum;
   algo::LowerOptions lower;
   HostWorldOptions world;
+  // What runs the programs: RunHostWorld when empty; the GPU check passes the device kernel
+  // (host buffers in and out, as RunHostWorld takes them).
+  std::function<Status(DataType, RedOp, const std::vector<algo::PrimProgram>&, const std::vector<HostRankBuffers>&,
+                       const HostWorldOptions&)>
+      run;
 };
 
 // OK when every rank's output equals the simulator's bit for bit; otherwise the first difference
