@@ -5,6 +5,7 @@
 // reference the GPU run is compared with.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -20,6 +21,9 @@ struct HostRankBuffers {
   void* input = nullptr;
   void* output = nullptr;
   void* scratch = nullptr;  // program.scratch_count elements
+  // Their sizes, for runners that copy them elsewhere (the device check); RunHostWorld trusts
+  // the programs and ignores these.
+  size_t input_bytes = 0, output_bytes = 0, scratch_bytes = 0;
 };
 
 struct HostWorldOptions {

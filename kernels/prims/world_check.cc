@@ -81,7 +81,8 @@ Status CheckTyped(const WorldCheck& c, const algo::SimResult& sim, const std::ve
     out[r].resize(algo::BufferCount(a, algo::Buf::kOutput));
     if (!out[r].empty()) std::memset(static_cast<void*>(out[r].data()), 0xa5, out[r].size() * sizeof(S));
     scratch[r].resize(programs[r].scratch_count);
-    bufs[r] = HostRankBuffers{in[r].data(), out[r].data(), scratch[r].data()};
+    bufs[r] = HostRankBuffers{in[r].data(),         out[r].data(),          scratch[r].data(),
+                              in[r].size() * sizeof(S), out[r].size() * sizeof(S), scratch[r].size() * sizeof(S)};
   }
   const Status ran = c.run ? c.run(c.type, c.op, programs, bufs, c.world) : RunHostWorld(c.type, c.op, programs, bufs, c.world);
   if (!ran.ok()) return ran;

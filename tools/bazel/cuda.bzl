@@ -1,6 +1,7 @@
 """cuda_library: compiles .cu files with the local nvcc into a cc_library (no rules_cuda).
 
-Architectures come from --define=cuda_arch=90 (comma list, default 90). Without CUDA the target
+Architectures come from --define=cuda_arch=90 (comma list, default 90), as machine code for each
+and PTX for the last. Without CUDA the target
 is incompatible and skipped by `bazel build/test //...`.
 """
 
@@ -24,6 +25,8 @@ def _nvcc_compile_impl(ctx):
         args.add("-I" + ctx.bin_dir.path)
         for a in archs:
             args.add("-gencode=arch=compute_{a},code=sm_{a}".format(a = a))
+        # PTX of the newest architecture too, so later GPUs can JIT-compile the kernels.
+        args.add("-gencode=arch=compute_{a},code=compute_{a}".format(a = archs[-1]))
         args.add_all(includes, format_each = "-I%s")
         args.add_all(quote, format_each = "-I%s")
         ctx.actions.run(

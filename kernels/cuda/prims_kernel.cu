@@ -1,0 +1,284 @@
+// One kernel per call; block b runs task b (a rank's stream) with prims::StreamExec until its
+// program ends, it fails, or another block failed (the abort flag). Timeouts use the global
+// timer (nanoseconds, the same on every SM).
+#include "kernels/cuda/prims_kernel.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "kernels/cuda/device.h"
+#include "kernels/functors.h"
+#include "kernels/prims/report.h"
+#include "kernels/prims/stream_exec.h"
+
+namespace tutti::cuda {
+namespace {
+
+struct BlockTask {
+  prims::ProgramView prog;
+  prims::RankView view;
+  uint32_t stream;
+  prims::StreamState* state;
+};
+
+__device__ __forceinline__ uint64_t GlobalNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <class S, class Op>
+__global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns) {
+  const BlockTask& t = tasks[blockIdx.x];
+  const prims::Team team;
+  prims::StreamExec<S, Op> exec(t.prog, t.view, t.stream, t.state);
+  uint64_t since = GlobalNs();  // meaningful in the leader only
+  uint32_t idle = 0;
+  for (;;) {
+    const int r = exec.Poll(team);
+    if (r == prims::kPollDone) return;
+    if (r == prims::kPollError) {
+      if (team.leader()) atomicExch(abort_flag, 1);
+      return;
+    }
+    if (r == prims::kPollMoved) {
+      idle = 0;
+      if (team.leader()) since = GlobalNs();
+      continue;
+    }
+    if ((++idle & 63) != 0) continue;
+    bool aborted = false, late = false;
+    if (team.leader()) {
+      aborted = *reinterpret_cast<volatile int*>(abort_flag) != 0;
+      late = GlobalNs() - since > timeout_ns;
+    }
+    if (team.Any(aborted)) {
+      exec.Fail(team, prims::kErrAborted);
+      return;
+    }
+    if (team.Any(late)) {
+      exec.Fail(team, prims::kErrTimeout);
+      if (team.leader()) atomicExch(abort_flag, 1);
+      return;
+    }
+  }
+}
+
+__global__ void InitCounters(uint8_t* mem, size_t stride, size_t n, uint64_t base) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    auto* c = reinterpret_cast<prims::ConnCtl*>(mem + i * stride);
+    c->tail = base;
+    c->head = base;
+  }
+}
+
+Status CudaError(const char* what, cudaError_t e) {
+  return InternalError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Device memory released on scope exit unless kept (a kernel that never ended still uses it).
+class DeviceArena {
+ public:
+  ~DeviceArena() {
+    if (!leak_) {
+      for (void* p : ptrs_) cudaFree(p);
+    }
+  }
+  Result<uint8_t*> Alloc(size_t bytes) {
+    void* p = nullptr;
+    if (cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 64)); e != cudaSuccess) return CudaError("cudaMalloc", e);
+    ptrs_.push_back(p);
+    return static_cast<uint8_t*>(p);
+  }
+  void Leak() { leak_ = true; }
+
+ private:
+  std::vector<void*> ptrs_;
+  bool leak_ = false;
+};
+
+size_t Align(size_t x) { return (x + 63) / 64 * 64; }
+
+template <class S, class Op>
+Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vector<DeviceRankBuffers>& buffers,
+                const DeviceWorldOptions& o) {
+  const int n = static_cast<int>(programs.size());
+  uint32_t nstreams = 1;
+  for (const auto& p : programs) nstreams = std::max(nstreams, static_cast<uint32_t>(p.streams.size()));
+  DeviceArena arena;
+
+  // Connections: conn (s, from, to) at ((s * n + from) * n + to) * stride, as the host world.
+  const size_t stride = Align(prims::ConnBytes(o.geom));
+  const size_t nconns = static_cast<size_t>(nstreams) * n * n;
+  Result<uint8_t*> conns = arena.Alloc(stride * nconns);
+  if (!conns.ok()) return conns.status();
+  if (cudaError_t e = cudaMemset(*conns, 0, stride * nconns); e != cudaSuccess) return CudaError("cudaMemset", e);
+  InitCounters<<<static_cast<unsigned>(std::min<size_t>((nconns + 255) / 256, 1024)), 256>>>(*conns, stride, nconns,
+                                                                                           o.counter_base);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return CudaError("counter init", e);
+
+  // Everything else in one host image copied once: per rank its program arrays, connection
+  // tables and LL staging; then the states and the tasks.
+  std::vector<uint8_t> image;
+  auto reserve = [&](size_t bytes) {
+    const size_t at = Align(image.size());
+    image.resize(at + Align(bytes));
+    return at;
+  };
+  auto put = [&](const void* src, size_t bytes) {
+    const size_t at = reserve(bytes);
+    if (bytes > 0) std::memcpy(image.data() + at, src, bytes);
+    return at;
+  };
+  struct RankAt {
+    size_t streams, steps, ops, send, recv, stage;
+  };
+  std::vector<RankAt> at(n);
+  std::vector<prims::ConnCtl*> table(static_cast<size_t>(nstreams) * n);
+  for (int r = 0; r < n; ++r) {
+    const algo::PrimProgram& p = programs[r];
+    at[r].streams = put(p.streams.data(), p.streams.size() * sizeof(algo::PrimStream));
+    at[r].steps = put(p.steps.data(), p.steps.size() * sizeof(algo::PrimStep));
+    at[r].ops = put(p.ops.data(), p.ops.size() * sizeof(algo::PrimOp));
+    for (uint32_t s = 0; s < nstreams; ++s) {
+      for (int q = 0; q < n; ++q) {
+        table[s * n + q] = reinterpret_cast<prims::ConnCtl*>(*conns + ((s * n + r) * static_cast<size_t>(n) + q) * stride);
+      }
+    }
+    at[r].send = put(table.data(), table.size() * sizeof(table[0]));
+    for (uint32_t s = 0; s < nstreams; ++s) {
+      for (int q = 0; q < n; ++q) {
+        table[s * n + q] = reinterpret_cast<prims::ConnCtl*>(*conns + ((s * n + q) * static_cast<size_t>(n) + r) * stride);
+      }
+    }
+    at[r].recv = put(table.data(), table.size() * sizeof(table[0]));
+    at[r].stage = reserve(static_cast<size_t>(o.geom.slot_bytes) * nstreams);
+  }
+  size_t ntasks = 0;
+  for (const auto& p : programs) ntasks += p.streams.size();
+  const size_t states_at = reserve(ntasks * sizeof(prims::StreamState));
+  const size_t tasks_at = reserve(ntasks * sizeof(BlockTask));
+  Result<uint8_t*> dev = arena.Alloc(image.size());
+  if (!dev.ok()) return dev.status();
+  uint8_t* base = *dev;
+
+  std::vector<BlockTask> tasks;
+  std::vector<std::pair<int, uint32_t>> owner;  // task -> (rank, stream)
+  for (int r = 0; r < n; ++r) {
+    prims::RankView v;
+    v.rank = r;
+    v.nranks = n;
+    v.bufs[0] = static_cast<uint8_t*>(buffers[r].input);
+    v.bufs[1] = static_cast<uint8_t*>(buffers[r].output);
+    v.bufs[2] = static_cast<uint8_t*>(buffers[r].scratch);
+    v.send = reinterpret_cast<prims::ConnCtl* const*>(base + at[r].send);
+    v.recv = reinterpret_cast<prims::ConnCtl* const*>(base + at[r].recv);
+    v.geom = o.geom;
+    v.stage = base + at[r].stage;
+    const prims::ProgramView pv{reinterpret_cast<const algo::PrimStream*>(base + at[r].streams),
+                                reinterpret_cast<const algo::PrimStep*>(base + at[r].steps),
+                                reinterpret_cast<const algo::PrimOp*>(base + at[r].ops),
+                                static_cast<uint32_t>(programs[r].streams.size())};
+    for (uint32_t s = 0; s < programs[r].streams.size(); ++s) {
+      auto* state = reinterpret_cast<prims::StreamState*>(base + states_at) + tasks.size();
+      tasks.push_back(BlockTask{pv, v, s, state});
+      owner.emplace_back(r, s);
+    }
+  }
+  const prims::StreamState zero{};
+  for (size_t i = 0; i < ntasks; ++i) std::memcpy(image.data() + states_at + i * sizeof(zero), &zero, sizeof(zero));
+  if (ntasks > 0) std::memcpy(image.data() + tasks_at, tasks.data(), ntasks * sizeof(BlockTask));
+  if (cudaError_t e = cudaMemcpy(base, image.data(), image.size(), cudaMemcpyHostToDevice); e != cudaSuccess) {
+    return CudaError("cudaMemcpy of the programs", e);
+  }
+  // The counters' initialisation (default stream) is done before the kernel's stream starts.
+  if (cudaError_t e = cudaStreamSynchronize(nullptr); e != cudaSuccess) return CudaError("initialisation", e);
+  if (ntasks == 0) return OkStatus();
+
+  // Every block resident at once, or none launched.
+  auto kernel = WorldKernel<S, Op>;
+  int device = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, o.threads, 0); e != cudaSuccess) {
+    return CudaError("occupancy query", e);
+  }
+  if (static_cast<size_t>(per_sm) * sms < ntasks) {
+    return UnavailableError("the fused kernel needs " + std::to_string(ntasks) + " blocks of " + std::to_string(o.threads) +
+                            " threads resident at once; the device holds " + std::to_string(per_sm * sms));
+  }
+  Result<uint8_t*> flag = arena.Alloc(sizeof(int));
+  if (!flag.ok()) return flag.status();
+  if (cudaError_t e = cudaMemset(*flag, 0, sizeof(int)); e != cudaSuccess) return CudaError("cudaMemset", e);
+  cudaStream_t stream;
+  if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
+    return CudaError("cudaStreamCreate", e);
+  }
+  kernel<<<static_cast<unsigned>(ntasks), o.threads, 0, stream>>>(
+      reinterpret_cast<const BlockTask*>(base + tasks_at), reinterpret_cast<int*>(*flag),
+      static_cast<uint64_t>(o.timeout_s * 1e9));
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    cudaStreamDestroy(stream);
+    return CudaError("launch of the fused kernel", e);
+  }
+  // The kernel times out by itself; the host gives it twice that and 5 s more.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(2 * o.timeout_s + 5);
+  cudaError_t done;
+  while ((done = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      arena.Leak();
+      return TimeoutError("the fused kernel did not end within " + std::to_string(2 * o.timeout_s + 5) +
+                          " s (its blocks ignore the abort flag); the device is left running it");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  cudaStreamDestroy(stream);
+  if (done != cudaSuccess) return CudaError("the fused kernel", done);
+
+  std::vector<prims::StreamState> states(ntasks);
+  if (cudaError_t e = cudaMemcpy(states.data(), base + states_at, ntasks * sizeof(prims::StreamState),
+                                 cudaMemcpyDeviceToHost);
+      e != cudaSuccess) {
+    return CudaError("cudaMemcpy of the states", e);
+  }
+  return prims::FirstFailure(
+      ntasks,
+      [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* s) {
+        *p = &programs[owner[i].first];
+        *rank = owner[i].first;
+        *s = owner[i].second;
+        return &states[i];
+      },
+      prims::PieceElems(o.geom, sizeof(S)), o.timeout_s);
+}
+
+}  // namespace
+
+Status RunDeviceWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
+                      const std::vector<DeviceRankBuffers>& buffers, const DeviceWorldOptions& options) {
+  if (Status st = prims::CheckWorld(programs, buffers.size(), options.geom); !st.ok()) {
+    return st.WithContext("RunDeviceWorld");
+  }
+  if (options.threads < 32 || options.threads > 1024 || options.threads % 32 != 0) {
+    return InvalidArgument("RunDeviceWorld: " + std::to_string(options.threads) +
+                           " threads per block (a multiple of 32, at most 1024)");
+  }
+  if (Result<int> count = DeviceCount(); !count.ok()) return count.status();
+  const Status bad_type = InvalidArgument(std::string("RunDeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
+  return kernels::DispatchType(
+      type,
+      [&](auto tag) -> Status {
+        using S = typename decltype(tag)::type;
+        return kernels::DispatchOp<kernels::Accum<S>>(
+            op, [&](auto optag) -> Status { return RunTyped<S, typename decltype(optag)::type>(programs, buffers, options); },
+            [&] { return bad_type; });
+      },
+      [&] { return bad_type; });
+}
+
+}  // namespace tutti::cuda

@@ -1,0 +1,42 @@
+// The fused collective kernel on one GPU: every rank's lowered program (algorithms/lowering.h) in
+// one launch, a thread block per (rank, schedule stream) running the device primitives of
+// kernels/prims (the very source the host world runs), FIFO connections and LL staging in device
+// memory. This is how one GPU runs n ranks (the GPU check, single-GPU machines): blocks stand in
+// for the ranks' kernels, which on several GPUs reach each other through CUDA IPC mappings.
+//
+// All blocks must be resident at once (they spin on each other's flags): a launch that the
+// device cannot hold at once is refused (kUnavailable) rather than left to hang.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "algorithms/prim_program.h"
+#include "core/base/dtype.h"
+#include "core/base/status.h"
+#include "kernels/prims/fifo.h"
+
+namespace tutti::cuda {
+
+struct DeviceRankBuffers {
+  void* input = nullptr;  // device pointers
+  void* output = nullptr;
+  void* scratch = nullptr;  // program.scratch_count elements
+};
+
+struct DeviceWorldOptions {
+  prims::FifoGeom geom;
+  uint64_t counter_base = 0;  // as HostWorldOptions::counter_base (LL flag wrap-around)
+  int threads = 256;          // per block
+  // A block that cannot move for this long fails (kTimeout, naming what it waits for); the
+  // others then stop (kAborted). The host waits for the kernel twice as long, plus 5 s.
+  double timeout_s = 10;
+};
+
+// Runs programs[r] as rank r on the current device, reductions with `op` on `type`, and waits.
+// Errors as RunHostWorld's: a piece of the wrong size (kMismatch), a timeout, malformed programs
+// or geometry (kInvalidArgument), no device (kUnavailable).
+Status RunDeviceWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
+                      const std::vector<DeviceRankBuffers>& buffers, const DeviceWorldOptions& options);
+
+}  // namespace tutti::cuda
