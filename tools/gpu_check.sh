@@ -24,6 +24,7 @@ tests=(
   //tests:cuda_coll_test         # every collective on device memory, bitwise against the host path
   //core/mem:mem_kind_test       # the probe on host memory where a driver is loaded
   //tests:stream_test            # stream-ordered collectives (host streams)
+  //kernels/cuda:prims_kernel_test  # the fused kernel: every algorithm lowered, both protocols, bitwise
 )
 flags=(-c opt --dynamic_mode=off)
 
