@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "algorithms/prim_program.h"
 #include "kernels/functors.h"
@@ -55,6 +56,28 @@ TUTTI_HD TUTTI_INLINE uint64_t PieceElems(const FifoGeom& g, uint32_t elem_size)
 }
 TUTTI_HD TUTTI_INLINE uint64_t Pieces(const algo::PrimOp& op, uint64_t per) {
   return op.count == 0 ? 1 : (op.count + per - 1) / per;
+}
+
+// 16 bytes of elements, moved as one vector load / store on the device.
+template <class S>
+struct alignas(16) Pack16 {
+  S e[16 / sizeof(S)];
+};
+template <class S>
+TUTTI_HD TUTTI_INLINE void Load16(Pack16<S>* p, const uint8_t* src) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(src);
+#else
+  std::memcpy(static_cast<void*>(p), src, 16);
+#endif
+}
+template <class S>
+TUTTI_HD TUTTI_INLINE void Store16(uint8_t* dst, const Pack16<S>& p) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&p);
+#else
+  std::memcpy(dst, static_cast<const void*>(&p), 16);
+#endif
 }
 
 template <class S, class Op>
@@ -219,15 +242,35 @@ class StreamExec {
   }
 
   // outs[o][e] = srcs[0][e] op srcs[1][e] op ... for e < n (widened, combined left to right,
-  // narrowed once, as the CPU kernels do), or a copy of srcs[0].
+  // narrowed once, as the CPU kernels do), or a copy of srcs[0]. 16 bytes per member at a time
+  // where every pointer is 16-byte aligned (slots and staging always are), the rest one element
+  // at a time.
   TUTTI_HD void Combine(const Team& team, const algo::PrimOp& op, const uint8_t* const* srcs, uint8_t* const* outs,
                         int nouts, uint64_t n) const {
-    using A = kernels::Accum<S>;
+    constexpr int V = static_cast<int>(16 / sizeof(S));
+    bool aligned = true;
+    for (int s = 0; s < op.nsrcs; ++s) aligned = aligned && reinterpret_cast<uintptr_t>(srcs[s]) % 16 == 0;
+    for (int o = 0; o < nouts; ++o) aligned = aligned && reinterpret_cast<uintptr_t>(outs[o]) % 16 == 0;
+    const uint64_t nvec = aligned ? n / V : 0;
+    for (uint64_t v = team.tid(); v < nvec; v += team.size()) {
+      Pack16<S> p;
+      Load16(&p, srcs[0] + v * 16);
+      if (op.reduce && op.nsrcs > 1) {
+        kernels::Accum<S> acc[V];
+        for (int j = 0; j < V; ++j) acc[j] = kernels::Widen<S>(p.e[j]);
+        for (int s = 1; s < op.nsrcs; ++s) {
+          Load16(&p, srcs[s] + v * 16);
+          for (int j = 0; j < V; ++j) acc[j] = Op::Apply(acc[j], kernels::Widen<S>(p.e[j]));
+        }
+        for (int j = 0; j < V; ++j) p.e[j] = kernels::Narrow<S>(acc[j]);
+      }
+      for (int o = 0; o < nouts; ++o) Store16(outs[o] + v * 16, p);
+    }
     const S* const* in = reinterpret_cast<const S* const*>(srcs);
-    for (uint64_t e = team.tid(); e < n; e += team.size()) {
+    for (uint64_t e = nvec * V + team.tid(); e < n; e += team.size()) {
       S v;
       if (op.reduce && op.nsrcs > 1) {
-        A acc = kernels::Widen<S>(in[0][e]);
+        kernels::Accum<S> acc = kernels::Widen<S>(in[0][e]);
         for (int s = 1; s < op.nsrcs; ++s) acc = Op::Apply(acc, kernels::Widen<S>(in[s][e]));
         v = kernels::Narrow<S>(acc);
       } else {
