@@ -11,7 +11,9 @@
 //    for tail with an acquire load. One fence per piece: for bandwidth.
 //  - LL (low latency): every 8-byte word carries 4 bytes of data and a 4-byte flag, stored
 //    together, so a word is valid when its flag says the piece's sequence number: no fence, no
-//    counter to wait for, half the slot's bytes carry data. For small messages.
+//    counter to wait for, half the slot's bytes carry data. For small messages. The sender still
+//    records the size and tail after the words, for a proxy forwarding the piece to another host
+//    (proxy.h); the receiver goes by the flags alone.
 // Counters are 64-bit and never wrap in practice; LL flags are 32-bit and do: the flag of piece s
 // is s mod (2^32 - 1) + 1, never 0 (what zeroed memory holds), and differs from the flag of the
 // piece that was in the same slot before (s - nslots) as long as nslots < 2^32 - 1.

@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+
+#include <sys/socket.h>
 
 #include "kernels/functors.h"
+#include "kernels/prims/proxy.h"
 #include "kernels/prims/report.h"
 #include "kernels/prims/stream_exec.h"
 
@@ -19,25 +25,35 @@ struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 
-// Every connection of the world, and each rank's tables of them.
+// Every connection of the world, each rank's tables of them, and the proxies joining the two
+// copies of a connection between hosts.
 class Wiring {
  public:
-  Wiring(int nranks, uint32_t nstreams, const FifoGeom& g, uint64_t base) : n_(nranks), nstreams_(nstreams) {
+  Wiring(int nranks, uint32_t nstreams, const FifoGeom& g, uint64_t base, const std::vector<int>& hosts)
+      : n_(nranks), nstreams_(nstreams) {
     const size_t bytes = (ConnBytes(g) + 63) / 64 * 64;
     const size_t conns = static_cast<size_t>(nstreams) * n_ * n_;
-    mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, bytes * conns))));
-    std::memset(mem_.get(), 0, bytes * conns);
+    // Two copies of each connection: the sender's, and the receiver's when on another host.
+    mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, 2 * bytes * conns))));
+    std::memset(mem_.get(), 0, 2 * bytes * conns);
     send_.resize(conns);
     recv_.resize(conns);
     stage_.resize(static_cast<size_t>(n_));
+    auto host = [&](int r) { return hosts.empty() ? 0 : hosts[r]; };
     for (uint32_t s = 0; s < nstreams; ++s) {
       for (int from = 0; from < n_; ++from) {
         for (int to = 0; to < n_; ++to) {
-          auto* c = reinterpret_cast<ConnCtl*>(mem_.get() + bytes * ((s * n_ + from) * static_cast<size_t>(n_) + to));
-          c->tail = base;
-          c->head = base;
+          const size_t id = (s * n_ + from) * static_cast<size_t>(n_) + to;
+          auto* c = reinterpret_cast<ConnCtl*>(mem_.get() + bytes * 2 * id);
+          auto* far = reinterpret_cast<ConnCtl*>(mem_.get() + bytes * (2 * id + 1));
+          c->tail = c->head = far->tail = far->head = base;
+          const bool split = host(from) != host(to);
           send_[(from * static_cast<size_t>(nstreams) + s) * n_ + to] = c;
-          recv_[(to * static_cast<size_t>(nstreams) + s) * n_ + from] = c;
+          recv_[(to * static_cast<size_t>(nstreams) + s) * n_ + from] = split ? far : c;
+          if (split) {
+            ProxyOf(host(from), host(to), g)->AddOutbound(static_cast<uint32_t>(id), c);
+            ProxyOf(host(to), host(from), g)->AddInbound(static_cast<uint32_t>(id), far);
+          }
         }
       }
     }
@@ -48,13 +64,33 @@ class Wiring {
   ConnCtl* const* Send(int rank) const { return &send_[static_cast<size_t>(rank) * nstreams_ * n_]; }
   ConnCtl* const* Recv(int rank) const { return &recv_[static_cast<size_t>(rank) * nstreams_ * n_]; }
   uint8_t* Stage(int rank) const { return stage_[rank].get(); }
+  const std::vector<std::unique_ptr<FifoProxy>>& proxies() const { return proxies_; }
+  const Status& status() const { return status_; }
 
  private:
+  // The proxy on host `at` for its link to host `other` (both ends made on first use).
+  FifoProxy* ProxyOf(int at, int other, const FifoGeom& g) {
+    const auto key = std::make_pair(at, other);
+    auto it = proxy_index_.find(key);
+    if (it != proxy_index_.end()) return proxies_[it->second].get();
+    int fds[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0 && status_.ok()) status_ = SystemError("socketpair");
+    auto name = [](int a, int b) { return "proxy host " + std::to_string(a) + " <-> host " + std::to_string(b); };
+    proxy_index_[key] = proxies_.size();
+    proxies_.push_back(std::make_unique<FifoProxy>(fds[0], g, name(at, other)));
+    proxy_index_[std::make_pair(other, at)] = proxies_.size();
+    proxies_.push_back(std::make_unique<FifoProxy>(fds[1], g, name(other, at)));
+    return proxies_[proxy_index_[key]].get();
+  }
+
   int n_;
   uint32_t nstreams_;
   std::unique_ptr<uint8_t, FreeDeleter> mem_;
   std::vector<ConnCtl*> send_, recv_;
   std::vector<std::unique_ptr<uint8_t, FreeDeleter>> stage_;
+  std::map<std::pair<int, int>, size_t> proxy_index_;
+  std::vector<std::unique_ptr<FifoProxy>> proxies_;
+  Status status_;
 };
 
 ProgramView ViewOf(const algo::PrimProgram& p) {
@@ -79,7 +115,8 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
   const int n = static_cast<int>(programs.size());
   uint32_t nstreams = 0;
   for (const auto& p : programs) nstreams = std::max(nstreams, static_cast<uint32_t>(p.streams.size()));
-  Wiring wiring(n, std::max<uint32_t>(nstreams, 1), o.geom, o.counter_base);
+  Wiring wiring(n, std::max<uint32_t>(nstreams, 1), o.geom, o.counter_base, o.hosts);
+  if (!wiring.status().ok()) return wiring.status();
   const uint64_t per = PieceElems(o.geom, sizeof(S));
   std::vector<std::unique_ptr<Runner>> runners;
   for (int r = 0; r < n; ++r) {
@@ -109,6 +146,11 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
         if (res == kPollMoved) moved = true;
       }
       if (all_done) return OkStatus();
+      for (const auto& proxy : wiring.proxies()) {
+        bool m = false;
+        if (Status st = proxy->Poll(&m); !st.ok()) return st;
+        moved = moved || m;
+      }
       if (!moved) {
         std::string msg = "deadlock: no stream can move;";
         for (auto& ru : runners) {
@@ -121,6 +163,30 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     }
   }
   std::atomic<bool> failed{false};
+  std::atomic<bool> streams_done{false};
+  Status proxy_status;
+  std::mutex proxy_mu;
+  // A thread per proxy, until every stream ended (or one failed: the streams then stop too).
+  std::vector<std::thread> proxy_threads;
+  for (const auto& proxy : wiring.proxies()) {
+    proxy_threads.emplace_back([&, p = proxy.get()] {
+      int idle = 0;
+      while (!streams_done.load()) {
+        bool m = false;
+        if (Status st = p->Poll(&m); !st.ok()) {
+          std::lock_guard<std::mutex> lock(proxy_mu);
+          if (proxy_status.ok()) proxy_status = st;
+          failed.store(true);
+          return;
+        }
+        if (m) {
+          idle = 0;
+        } else if (++idle > 64) {
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
   std::vector<std::thread> threads;
   for (auto& ru : runners) {
     threads.emplace_back([&, r = ru.get()] {
@@ -157,6 +223,9 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     });
   }
   for (auto& t : threads) t.join();
+  streams_done.store(true);
+  for (auto& t : proxy_threads) t.join();
+  if (!proxy_status.ok()) return proxy_status;
   return FirstFailure(
       runners.size(),
       [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* stream) {

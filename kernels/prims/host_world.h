@@ -37,10 +37,15 @@ struct HostWorldOptions {
   // kThreads: called by a stream's thread after each poll that moved (a slow peer: sleep).
   std::function<void(int rank, int stream)> after_move;
   double timeout_s = 60;  // kThreads: a stream that cannot move for this long fails
+  // The host of each rank (empty: all on one). A connection between ranks on different hosts is
+  // two copies of its memory joined by a FifoProxy on each side (proxy.h), over a socketpair per
+  // pair of hosts, polled by the scheduler (kRoundRobin) or a thread per proxy (kThreads).
+  std::vector<int> hosts;
 };
 
 // Runs programs[r] as rank r with buffers[r]; reductions with `op` on `type`. Errors name the
-// rank, stream, step and peer: a piece of the wrong size, a deadlock (kRoundRobin), a timeout.
+// rank, stream, step and peer: a piece of the wrong size, a deadlock (kRoundRobin), a timeout;
+// or the proxy and its link.
 Status RunHostWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
                     const std::vector<HostRankBuffers>& buffers, const HostWorldOptions& options);
 

@@ -76,6 +76,32 @@ INSTANTIATE_TEST_SUITE_P(Prims, EveryAlgorithm, ::testing::ValuesIn(AllPairs()),
                            return info.param.algorithm + "_" + algo::CollectiveName(info.param.coll);
                          });
 
+// Ranks on several hosts: connections between hosts through a proxy on each side.
+TEST_P(EveryAlgorithm, AcrossHostsThroughProxies) {
+  const Pair& pair = GetParam();
+  for (int n : {2, 3, 5, 8}) {
+    for (uint64_t count : {0, 1, 100, 1000}) {
+      if ((pair.coll == Collective::kBarrier) != (count == 0)) continue;
+      for (int layout = 0; layout < 2; ++layout) {
+        for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+          WorldCheck c;
+          c.algorithm = pair.algorithm;
+          c.args.coll = pair.coll;
+          c.args.nranks = n;
+          c.args.count = count;
+          c.args.nchannels = 2;
+          c.args.root = n / 2;
+          c.world.geom = Tiny(proto);
+          // Alternating hosts (every neighbour remote), or two blocks of ranks.
+          for (int r = 0; r < n; ++r) c.world.hosts.push_back(layout == 0 ? r % 2 : r * 2 / n);
+          const Status st = RunWorldCheck(c);
+          ASSERT_TRUE(st.ok()) << st.ToString() << " layout " << layout << (proto == Proto::kLL ? " LL" : " Simple");
+        }
+      }
+    }
+  }
+}
+
 // Reductions of other types and ops: integer wrap, narrow floats (widened, narrowed once).
 TEST(HostWorld, TypesAndOps) {
   const std::tuple<DataType, RedOp> cases[] = {
@@ -143,6 +169,23 @@ TEST(HostWorld, ThreadsWithSlowPeersAndWrappingCounters) {
       const Status st = RunWorldCheck(c);
       ASSERT_TRUE(st.ok()) << st.ToString();
     }
+  }
+}
+
+TEST(HostWorld, ThreadsAcrossThreeHosts) {
+  for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+    WorldCheck c;
+    c.args.coll = Collective::kAllReduce;
+    c.args.nranks = 6;
+    c.args.count = 500;
+    c.args.nchannels = 2;
+    c.world.geom = Tiny(proto);
+    c.world.mode = HostWorldOptions::Mode::kThreads;
+    c.world.hosts = {0, 1, 2, 0, 1, 2};
+    c.world.counter_base = 0xffffffffull - 7;
+    c.world.timeout_s = 120;
+    const Status st = RunWorldCheck(c);
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
 }
 

@@ -224,7 +224,10 @@ class StreamExec {
         team.Sync();
         LLPackPart(team, sc, g, sseq, bytes, StageOut());
         team.Sync();
-        if (team.leader()) StoreWord(&sc->tail, sseq + 1);
+        if (team.leader()) {  // for a proxy forwarding the piece (the receiver goes by the flags)
+          SlotSizes(sc)[sseq % g.nslots] = bytes;
+          StoreRelease(&sc->tail, sseq + 1);
+        }
       } else {
         team.FenceBeforePublish();
         if (team.leader()) {
