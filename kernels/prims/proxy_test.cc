@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "core/base/socket_util.h"
+
 namespace tutti::prims {
 namespace {
 
@@ -133,6 +135,40 @@ TEST(FifoProxy, MalformedMessagesAreProtocolErrors) {
     ASSERT_EQ(write(rig.far, junk, sizeof junk), 32);
     EXPECT_EQ(rig.Poll().code(), Code::kProtocol);
   }
+}
+
+// Two proxies over a real TCP connection on loopback: a piece out, its credit back.
+TEST(FifoProxy, OverTcpLoopback) {
+  const FifoGeom g{2, 64, Proto::kSimple};
+  int port = 0;
+  Result<int> listener = ListenTcp("127.0.0.1", 0, &port);
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  Result<int> client = ConnectTcp("127.0.0.1", port, DeadlineIn(10));
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const int server = accept(*listener, nullptr, nullptr);
+  ASSERT_GE(server, 0);
+  close(*listener);
+  Conn send_side(g), recv_side(g);
+  FifoProxy a(*client, g, "proxy host 0 <-> host 1"), b(server, g, "proxy host 1 <-> host 0");
+  a.AddOutbound(3, send_side.ctl());
+  b.AddInbound(3, recv_side.ctl());
+  std::memcpy(Slot(send_side.ctl(), g, 0), "0123456789abcdef", 16);
+  SlotSizes(send_side.ctl())[0] = 16;
+  StoreRelease(&send_side.ctl()->tail, 1);
+  const Clock::time_point deadline = DeadlineIn(10);
+  bool m = false;
+  while (LoadAcquire(&recv_side.ctl()->tail) < 1 && Clock::now() < deadline) {
+    ASSERT_TRUE(a.Poll(&m).ok());
+    ASSERT_TRUE(b.Poll(&m).ok());
+  }
+  ASSERT_EQ(LoadAcquire(&recv_side.ctl()->tail), 1u);
+  EXPECT_EQ(std::memcmp(Slot(recv_side.ctl(), g, 0), "0123456789abcdef", 16), 0);
+  StoreRelease(&recv_side.ctl()->head, 1);
+  while (LoadAcquire(&send_side.ctl()->head) < 1 && Clock::now() < deadline) {
+    ASSERT_TRUE(b.Poll(&m).ok());
+    ASSERT_TRUE(a.Poll(&m).ok());
+  }
+  EXPECT_EQ(LoadAcquire(&send_side.ctl()->head), 1u);
 }
 
 TEST(FifoProxy, AClosedLinkIsARemoteError) {
