@@ -81,7 +81,7 @@ Status CudaError(const char* what, cudaError_t e) {
   return InternalError(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-// Device memory released on scope exit unless kept (a kernel that never ended still uses it).
+// Device memory released with the world unless kept (a kernel that never ended still uses it).
 class DeviceArena {
  public:
   ~DeviceArena() {
@@ -104,18 +104,84 @@ class DeviceArena {
 
 size_t Align(size_t x) { return (x + 63) / 64 * 64; }
 
-template <class S, class Op>
-Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vector<DeviceRankBuffers>& buffers,
-                const DeviceWorldOptions& o) {
+using KernelFn = void (*)(const BlockTask*, int*, uint64_t);
+
+// Bytes one run moves through device memory: every source read (a slot for received data),
+// every destination and sent slot written; LL pieces move twice their data.
+uint64_t Traffic(const std::vector<algo::PrimProgram>& programs, size_t elem, const prims::FifoGeom& g) {
+  uint64_t total = 0;
+  const uint64_t wire = g.proto == prims::Proto::kLL ? 2 : 1;
+  for (const auto& p : programs) {
+    for (const algo::PrimOp& op : p.ops) {
+      const uint64_t bytes = op.count * elem;
+      for (int i = 0; i < op.nsrcs; ++i) total += bytes * (op.srcs[i].buf == algo::kPrimRecv ? wire : 1);
+      total += bytes * op.ndsts + (op.send_peer >= 0 ? bytes * wire : 0);
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+struct DeviceWorld::Impl {
+  DeviceArena arena;
+  std::vector<algo::PrimProgram> programs;
+  std::vector<std::pair<int, uint32_t>> owner;  // task -> (rank, stream)
+  KernelFn kernel = nullptr;
+  size_t elem = 0;
+  DeviceWorldOptions options;
+  size_t ntasks = 0;
+  uint8_t* states = nullptr;
+  const BlockTask* tasks = nullptr;
+  int* abort_flag = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;
+  bool launched = false;
+};
+
+DeviceWorld::DeviceWorld(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+DeviceWorld::~DeviceWorld() {
+  if (impl_ && impl_->done) cudaEventDestroy(impl_->done);
+}
+
+Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op,
+                                                         const std::vector<algo::PrimProgram>& programs,
+                                                         const std::vector<DeviceRankBuffers>& buffers,
+                                                         const DeviceWorldOptions& o) {
+  if (Status st = prims::CheckWorld(programs, buffers.size(), o.geom); !st.ok()) return st.WithContext("DeviceWorld");
+  if (o.threads < 32 || o.threads > 1024 || o.threads % 32 != 0) {
+    return InvalidArgument("DeviceWorld: " + std::to_string(o.threads) +
+                           " threads per block (a multiple of 32, at most 1024)");
+  }
+  auto impl = std::make_unique<Impl>();
+  const Status bad_type = InvalidArgument(std::string("DeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
+  Status typed = kernels::DispatchType(
+      type,
+      [&](auto tag) -> Status {
+        using S = typename decltype(tag)::type;
+        impl->elem = sizeof(S);
+        return kernels::DispatchOp<kernels::Accum<S>>(
+            op,
+            [&](auto optag) -> Status {
+              impl->kernel = WorldKernel<S, typename decltype(optag)::type>;
+              return OkStatus();
+            },
+            [&] { return bad_type; });
+      },
+      [&] { return bad_type; });
+  if (!typed.ok()) return typed;
+  if (Result<int> count = DeviceCount(); !count.ok()) return count.status();
+  impl->programs = programs;
+  impl->options = o;
   const int n = static_cast<int>(programs.size());
   uint32_t nstreams = 1;
   for (const auto& p : programs) nstreams = std::max(nstreams, static_cast<uint32_t>(p.streams.size()));
-  DeviceArena arena;
 
   // Connections: conn (s, from, to) at ((s * n + from) * n + to) * stride, as the host world.
   const size_t stride = Align(prims::ConnBytes(o.geom));
   const size_t nconns = static_cast<size_t>(nstreams) * n * n;
-  Result<uint8_t*> conns = arena.Alloc(stride * nconns);
+  Result<uint8_t*> conns = impl->arena.Alloc(stride * nconns);
   if (!conns.ok()) return conns.status();
   if (cudaError_t e = cudaMemset(*conns, 0, stride * nconns); e != cudaSuccess) return CudaError("cudaMemset", e);
   InitCounters<<<static_cast<unsigned>(std::min<size_t>((nconns + 255) / 256, 1024)), 256>>>(*conns, stride, nconns,
@@ -123,7 +189,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return CudaError("counter init", e);
 
   // Everything else in one host image copied once: per rank its program arrays, connection
-  // tables and LL staging; then the states and the tasks.
+  // tables and LL staging; then the states, the tasks and the abort flag.
   std::vector<uint8_t> image;
   auto reserve = [&](size_t bytes) {
     const size_t at = Align(image.size());
@@ -145,30 +211,26 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     at[r].streams = put(p.streams.data(), p.streams.size() * sizeof(algo::PrimStream));
     at[r].steps = put(p.steps.data(), p.steps.size() * sizeof(algo::PrimStep));
     at[r].ops = put(p.ops.data(), p.ops.size() * sizeof(algo::PrimOp));
-    for (uint32_t s = 0; s < nstreams; ++s) {
-      for (int q = 0; q < n; ++q) {
-        table[s * n + q] = reinterpret_cast<prims::ConnCtl*>(*conns + ((s * n + r) * static_cast<size_t>(n) + q) * stride);
+    for (int side = 0; side < 2; ++side) {  // send table, then receive table
+      for (uint32_t s = 0; s < nstreams; ++s) {
+        for (int q = 0; q < n; ++q) {
+          const size_t from = side == 0 ? r : q, to = side == 0 ? q : r;
+          table[s * n + q] = reinterpret_cast<prims::ConnCtl*>(*conns + ((s * n + from) * n + to) * stride);
+        }
       }
+      (side == 0 ? at[r].send : at[r].recv) = put(table.data(), table.size() * sizeof(table[0]));
     }
-    at[r].send = put(table.data(), table.size() * sizeof(table[0]));
-    for (uint32_t s = 0; s < nstreams; ++s) {
-      for (int q = 0; q < n; ++q) {
-        table[s * n + q] = reinterpret_cast<prims::ConnCtl*>(*conns + ((s * n + q) * static_cast<size_t>(n) + r) * stride);
-      }
-    }
-    at[r].recv = put(table.data(), table.size() * sizeof(table[0]));
     at[r].stage = reserve(static_cast<size_t>(o.geom.slot_bytes) * nstreams);
   }
-  size_t ntasks = 0;
-  for (const auto& p : programs) ntasks += p.streams.size();
-  const size_t states_at = reserve(ntasks * sizeof(prims::StreamState));
-  const size_t tasks_at = reserve(ntasks * sizeof(BlockTask));
-  Result<uint8_t*> dev = arena.Alloc(image.size());
+  for (const auto& p : programs) impl->ntasks += p.streams.size();
+  const size_t states_at = reserve(impl->ntasks * sizeof(prims::StreamState));
+  const size_t tasks_at = reserve(impl->ntasks * sizeof(BlockTask));
+  const size_t flag_at = reserve(sizeof(int));
+  Result<uint8_t*> dev = impl->arena.Alloc(image.size());
   if (!dev.ok()) return dev.status();
   uint8_t* base = *dev;
 
   std::vector<BlockTask> tasks;
-  std::vector<std::pair<int, uint32_t>> owner;  // task -> (rank, stream)
   for (int r = 0; r < n; ++r) {
     prims::RankView v;
     v.rank = r;
@@ -187,98 +249,105 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     for (uint32_t s = 0; s < programs[r].streams.size(); ++s) {
       auto* state = reinterpret_cast<prims::StreamState*>(base + states_at) + tasks.size();
       tasks.push_back(BlockTask{pv, v, s, state});
-      owner.emplace_back(r, s);
+      impl->owner.emplace_back(r, s);
     }
   }
-  const prims::StreamState zero{};
-  for (size_t i = 0; i < ntasks; ++i) std::memcpy(image.data() + states_at + i * sizeof(zero), &zero, sizeof(zero));
-  if (ntasks > 0) std::memcpy(image.data() + tasks_at, tasks.data(), ntasks * sizeof(BlockTask));
+  if (!tasks.empty()) std::memcpy(image.data() + tasks_at, tasks.data(), tasks.size() * sizeof(BlockTask));
   if (cudaError_t e = cudaMemcpy(base, image.data(), image.size(), cudaMemcpyHostToDevice); e != cudaSuccess) {
     return CudaError("cudaMemcpy of the programs", e);
   }
-  // The counters' initialisation (default stream) is done before the kernel's stream starts.
+  // The counters' initialisation (default stream) is done before any launch.
   if (cudaError_t e = cudaStreamSynchronize(nullptr); e != cudaSuccess) return CudaError("initialisation", e);
-  if (ntasks == 0) return OkStatus();
+  impl->states = base + states_at;
+  impl->tasks = reinterpret_cast<const BlockTask*>(base + tasks_at);
+  impl->abort_flag = reinterpret_cast<int*>(base + flag_at);
 
   // Every block resident at once, or none launched.
-  auto kernel = WorldKernel<S, Op>;
   int device = 0, sms = 0, per_sm = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, o.threads, 0); e != cudaSuccess) {
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, impl->kernel, o.threads, 0);
+      e != cudaSuccess) {
     return CudaError("occupancy query", e);
   }
-  if (static_cast<size_t>(per_sm) * sms < ntasks) {
-    return UnavailableError("the fused kernel needs " + std::to_string(ntasks) + " blocks of " + std::to_string(o.threads) +
-                            " threads resident at once; the device holds " + std::to_string(per_sm * sms));
+  if (static_cast<size_t>(per_sm) * sms < impl->ntasks) {
+    return UnavailableError("the fused kernel needs " + std::to_string(impl->ntasks) + " blocks of " +
+                            std::to_string(o.threads) + " threads resident at once; the device holds " +
+                            std::to_string(per_sm * sms));
   }
-  Result<uint8_t*> flag = arena.Alloc(sizeof(int));
-  if (!flag.ok()) return flag.status();
-  if (cudaError_t e = cudaMemset(*flag, 0, sizeof(int)); e != cudaSuccess) return CudaError("cudaMemset", e);
-  cudaStream_t stream;
-  if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
-    return CudaError("cudaStreamCreate", e);
+  if (cudaError_t e = cudaEventCreateWithFlags(&impl->done, cudaEventDisableTiming); e != cudaSuccess) {
+    return CudaError("cudaEventCreate", e);
   }
-  kernel<<<static_cast<unsigned>(ntasks), o.threads, 0, stream>>>(
-      reinterpret_cast<const BlockTask*>(base + tasks_at), reinterpret_cast<int*>(*flag),
-      static_cast<uint64_t>(o.timeout_s * 1e9));
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    cudaStreamDestroy(stream);
-    return CudaError("launch of the fused kernel", e);
+  const uint64_t traffic = Traffic(programs, impl->elem, o.geom);
+  std::unique_ptr<DeviceWorld> world(new DeviceWorld(std::move(impl)));
+  world->traffic_ = traffic;
+  return Result<std::unique_ptr<DeviceWorld>>(std::move(world));
+}
+
+Status DeviceWorld::Launch(void* stream) {
+  Impl& m = *impl_;
+  m.stream = static_cast<cudaStream_t>(stream);
+  if (m.ntasks == 0) return OkStatus();
+  // Fresh states and abort flag; the counters carry on from the last run.
+  if (cudaError_t e = cudaMemsetAsync(m.states, 0, m.ntasks * sizeof(prims::StreamState), m.stream); e != cudaSuccess) {
+    return CudaError("cudaMemsetAsync", e);
   }
+  if (cudaError_t e = cudaMemsetAsync(m.abort_flag, 0, sizeof(int), m.stream); e != cudaSuccess) {
+    return CudaError("cudaMemsetAsync", e);
+  }
+  m.kernel<<<static_cast<unsigned>(m.ntasks), m.options.threads, 0, m.stream>>>(
+      m.tasks, m.abort_flag, static_cast<uint64_t>(m.options.timeout_s * 1e9));
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return CudaError("launch of the fused kernel", e);
+  if (cudaError_t e = cudaEventRecord(m.done, m.stream); e != cudaSuccess) return CudaError("cudaEventRecord", e);
+  m.launched = true;
+  return OkStatus();
+}
+
+Status DeviceWorld::Wait() {
+  Impl& m = *impl_;
+  if (!m.launched) return OkStatus();
+  m.launched = false;
   // The kernel times out by itself; the host gives it twice that and 5 s more.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(2 * o.timeout_s + 5);
+  const double limit = 2 * m.options.timeout_s + 5;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
   cudaError_t done;
-  while ((done = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+  while ((done = cudaEventQuery(m.done)) == cudaErrorNotReady) {
     if (std::chrono::steady_clock::now() > deadline) {
-      arena.Leak();
-      return TimeoutError("the fused kernel did not end within " + std::to_string(2 * o.timeout_s + 5) +
+      m.arena.Leak();
+      return TimeoutError("the fused kernel did not end within " + std::to_string(limit) +
                           " s (its blocks ignore the abort flag); the device is left running it");
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  cudaStreamDestroy(stream);
   if (done != cudaSuccess) return CudaError("the fused kernel", done);
-
-  std::vector<prims::StreamState> states(ntasks);
-  if (cudaError_t e = cudaMemcpy(states.data(), base + states_at, ntasks * sizeof(prims::StreamState),
-                                 cudaMemcpyDeviceToHost);
+  std::vector<prims::StreamState> states(m.ntasks);
+  if (cudaError_t e = cudaMemcpy(states.data(), m.states, m.ntasks * sizeof(prims::StreamState), cudaMemcpyDeviceToHost);
       e != cudaSuccess) {
     return CudaError("cudaMemcpy of the states", e);
   }
   return prims::FirstFailure(
-      ntasks,
+      m.ntasks,
       [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* s) {
-        *p = &programs[owner[i].first];
-        *rank = owner[i].first;
-        *s = owner[i].second;
+        *p = &m.programs[m.owner[i].first];
+        *rank = m.owner[i].first;
+        *s = m.owner[i].second;
         return &states[i];
       },
-      prims::PieceElems(o.geom, sizeof(S)), o.timeout_s);
+      prims::PieceElems(m.options.geom, static_cast<uint32_t>(m.elem)), m.options.timeout_s);
 }
-
-}  // namespace
 
 Status RunDeviceWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
                       const std::vector<DeviceRankBuffers>& buffers, const DeviceWorldOptions& options) {
-  if (Status st = prims::CheckWorld(programs, buffers.size(), options.geom); !st.ok()) {
-    return st.WithContext("RunDeviceWorld");
+  Result<std::unique_ptr<DeviceWorld>> world = DeviceWorld::Create(type, op, programs, buffers, options);
+  if (!world.ok()) return world.status();
+  cudaStream_t stream;
+  if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
+    return CudaError("cudaStreamCreate", e);
   }
-  if (options.threads < 32 || options.threads > 1024 || options.threads % 32 != 0) {
-    return InvalidArgument("RunDeviceWorld: " + std::to_string(options.threads) +
-                           " threads per block (a multiple of 32, at most 1024)");
-  }
-  if (Result<int> count = DeviceCount(); !count.ok()) return count.status();
-  const Status bad_type = InvalidArgument(std::string("RunDeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
-  return kernels::DispatchType(
-      type,
-      [&](auto tag) -> Status {
-        using S = typename decltype(tag)::type;
-        return kernels::DispatchOp<kernels::Accum<S>>(
-            op, [&](auto optag) -> Status { return RunTyped<S, typename decltype(optag)::type>(programs, buffers, options); },
-            [&] { return bad_type; });
-      },
-      [&] { return bad_type; });
+  Status st = (*world)->Launch(stream);
+  if (st.ok()) st = (*world)->Wait();
+  cudaStreamDestroy(stream);  // returns at once; a kernel still running keeps what it uses
+  return st;
 }
 
 }  // namespace tutti::cuda

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "algorithms/prim_program.h"
@@ -31,6 +32,37 @@ struct DeviceWorldOptions {
   // A block that cannot move for this long fails (kTimeout, naming what it waits for); the
   // others then stop (kAborted). The host waits for the kernel twice as long, plus 5 s.
   double timeout_s = 10;
+};
+
+// The same, set up once and launched many times (benchmarks; a communicator's repeated calls):
+// connections keep their counters from one launch to the next, so a launch costs one small
+// memset and the kernel.
+class DeviceWorld {
+ public:
+  // Checks and copies everything to the device; the buffers must outlive the world.
+  static Result<std::unique_ptr<DeviceWorld>> Create(DataType type, RedOp op,
+                                                     const std::vector<algo::PrimProgram>& programs,
+                                                     const std::vector<DeviceRankBuffers>& buffers,
+                                                     const DeviceWorldOptions& options);
+  ~DeviceWorld();
+  DeviceWorld(const DeviceWorld&) = delete;
+  DeviceWorld& operator=(const DeviceWorld&) = delete;
+
+  // Enqueues one run of every program on `stream` (a cudaStream_t; nullptr: the legacy default
+  // stream). Runs must not overlap: wait for one before the next is launched on another stream.
+  Status Launch(void* stream);
+  // Waits for the last launch (at most twice the timeout plus 5 s) and reports its failures.
+  Status Wait();
+
+  // Bytes of device memory every run reads and writes (sources, destinations, slots), for the
+  // memory-traffic bound of a benchmark.
+  uint64_t TrafficBytes() const { return traffic_; }
+
+ private:
+  struct Impl;
+  explicit DeviceWorld(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  uint64_t traffic_ = 0;
 };
 
 // Runs programs[r] as rank r on the current device, reductions with `op` on `type`, and waits.

@@ -172,6 +172,43 @@ TEST_F(CudaPrims, BlockSizesAndWrappingFlags) {
   }
 }
 
+// One world launched three times: the counters carry on from run to run (LL flags wrapping on
+// the way), and each run writes the whole output again.
+TEST_F(CudaPrims, RepeatedLaunchesOfOneWorld) {
+  for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+    prims::WorldCheck c = DeviceCheck("ring", Collective::kAllReduce, 4, 2000, FifoGeom{2, 256, proto});
+    c.args.nchannels = 2;
+    c.world.counter_base = 0xffffffffull - 40;
+    c.run = [](DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
+               const std::vector<prims::HostRankBuffers>& host, const prims::HostWorldOptions& o) -> Status {
+      DeviceCopies copies;
+      std::vector<DeviceRankBuffers> dev(host.size());
+      for (size_t r = 0; r < host.size(); ++r) {
+        dev[r] = DeviceRankBuffers{copies.Copy(host[r].input, host[r].input_bytes),
+                                   copies.Copy(host[r].output, host[r].output_bytes),
+                                   copies.Copy(host[r].scratch, host[r].scratch_bytes)};
+      }
+      DeviceWorldOptions d;
+      d.geom = o.geom;
+      d.counter_base = o.counter_base;
+      Result<std::unique_ptr<DeviceWorld>> world = DeviceWorld::Create(type, op, programs, dev, d);
+      if (!world.ok()) return world.status();
+      EXPECT_GT((*world)->TrafficBytes(), 0u);
+      for (int run = 0; run < 3; ++run) {
+        for (size_t r = 0; r < host.size(); ++r) cudaMemset(dev[r].output, 0xa5, host[r].output_bytes);
+        if (Status st = (*world)->Launch(nullptr); !st.ok()) return st;
+        if (Status st = (*world)->Wait(); !st.ok()) return st.WithContext("run " + std::to_string(run));
+      }
+      for (size_t r = 0; r < host.size(); ++r) {
+        cudaMemcpy(host[r].output, dev[r].output, host[r].output_bytes, cudaMemcpyDeviceToHost);
+      }
+      return OkStatus();
+    };
+    const Status st = prims::RunWorldCheck(c);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+}
+
 algo::PrimProgram OneStream(const std::vector<algo::PrimOp>& steps) {
   algo::PrimProgram p;
   p.streams.push_back(algo::PrimStream{0, static_cast<uint32_t>(steps.size())});
