@@ -8,7 +8,8 @@
 #                                       they load (libstdc++, glibc and its loader:
 #                                       the GPU machine's may be older) beside them
 #   bash tools/gpu_check.sh --run       (GPU machine, repository root) runs every test of the
-#                                       bundle (each bounded to 120 s), logs to $OUT (or
+#                                       bundle (each bounded to 120 s), then the benchmarks
+#                                       (240 s each), logs to $OUT (or
 #                                       .gpu_bundle/logs), prints a summary; exit 1 if any failed
 #
 # Without a GPU the tests skip cleanly, so --run also works (and is tried) on the build machine.
@@ -26,24 +27,30 @@ tests=(
   //tests:stream_test            # stream-ordered collectives (host streams)
   //kernels/cuda:prims_kernel_test  # the fused kernel: every algorithm lowered, both protocols, bitwise
 )
+# Benchmarks run after the tests (each bounded to 240 s), their tables in $OUT/<name>.log.
+benches=(
+  //bench:prims_gpu_bench        # the fused kernel, n ranks on the GPU, beside cudaMemcpy D2D
+)
 flags=(-c opt --dynamic_mode=off)
 
 prepare() {
-  bazel build "${flags[@]}" "${tests[@]}"
+  bazel build "${flags[@]}" "${tests[@]}" "${benches[@]}"
   local bin
   bin=$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)
   rm -rf "$bundle"
   mkdir -p "$bundle/bin" "$bundle/lib"
-  for t in "${tests[@]}"; do
-    local path=${t#//}
+  mkdir -p "$bundle/bench"
+  for t in "${tests[@]}" "${benches[@]}"; do
+    local path=${t#//} dir=bin
     path=${path/://}
-    cp -L "$bin/$path" "$bundle/bin/"
+    [[ $t == //bench:* ]] && dir=bench
+    cp -L "$bin/$path" "$bundle/$dir/"
   done
   # The CUDA runtime is linked in statically (@local_cuda//:cudart_static); the driver,
   # libcuda.so.1, comes from the GPU machine.
   # Every library the binaries load, and the loader, so they run whatever the GPU machine has
   # (the CUDA driver, libcuda.so.1, still comes from that machine).
-  for b in "$bundle"/bin/*; do
+  for b in "$bundle"/bin/* "$bundle"/bench/*; do
     LD_LIBRARY_PATH="$bundle/lib" ldd "$b" | awk '/=> \// {print $3} /^\t\/lib64\/ld-linux/ {print $1}' |
       while read -r lib; do [[ -e $bundle/lib/$(basename "$lib") ]] || cp -L "$lib" "$bundle/lib/"; done
   done
@@ -76,6 +83,20 @@ run() {
       echo "== $name FAILED (rc $rc); last lines:"
       tail -30 "$out/$name.log"
     fi
+  done
+  for b in "$bundle"/bench/*; do
+    [[ -e $b ]] || continue
+    local name rc t0=$SECONDS
+    name=$(basename "$b")
+    set +e
+    timeout -k 5 240 "$bundle/lib/ld-linux-x86-64.so.2" \
+      --library-path "$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:/usr/lib/x86_64-linux-gnu:/usr/lib64:/usr/local/nvidia/lib64:/usr/lib/wsl/lib" \
+      "$b" > "$out/$name.log" 2>&1
+    rc=$?
+    set -e
+    summary+="$(printf '%-24s rc=%-3s %3ss (benchmark; table in %s.log)' "$name" "$rc" "$((SECONDS - t0))" "$name")"$'\n'
+    cat "$out/$name.log"
+    ((rc == 0)) || status=1
   done
   echo "$summary" | tee "$out/summary.txt"
   exit $status
