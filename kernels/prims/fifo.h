@@ -94,7 +94,8 @@ TUTTI_HD TUTTI_INLINE bool HasCredit(ConnCtl* c, const FifoGeom& g, uint64_t seq
 TUTTI_HD TUTTI_INLINE bool SimpleArrived(ConnCtl* c, uint64_t seq) { return LoadAcquire(&c->tail) > seq; }
 
 // LL: this member's share of piece `seq`'s words carries the piece's flag.
-TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const Team& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
+template <class T>
+TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                          uint32_t bytes) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq));
   const uint32_t flag = LLFlag(seq);
@@ -107,7 +108,8 @@ TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const Team& team, ConnCtl* c, const Fif
 
 // LL: piece `seq`'s data (its flags checked) into `out` (this member's share of the words).
 // `out` has room for LLWords(bytes) * 4 bytes.
-TUTTI_HD TUTTI_INLINE void LLUnpackPart(const Team& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
+template <class T>
+TUTTI_HD TUTTI_INLINE void LLUnpackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                         uint32_t bytes, uint8_t* out) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq));
   const uint32_t n = LLWords(bytes);
@@ -117,7 +119,8 @@ TUTTI_HD TUTTI_INLINE void LLUnpackPart(const Team& team, ConnCtl* c, const Fifo
 }
 
 // LL: `data` (LLWords(bytes) * 4 readable bytes) into piece `seq`'s words with its flag.
-TUTTI_HD TUTTI_INLINE void LLPackPart(const Team& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
+template <class T>
+TUTTI_HD TUTTI_INLINE void LLPackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                       uint32_t bytes, const uint8_t* data) {
   uint64_t* words = reinterpret_cast<uint64_t*>(Slot(c, g, seq));
   const uint64_t flag = static_cast<uint64_t>(LLFlag(seq)) << 32;

@@ -37,6 +37,8 @@ struct HostWorldOptions {
   // kThreads: called by a stream's thread after each poll that moved (a slow peer: sleep).
   std::function<void(int rank, int stream)> after_move;
   double timeout_s = 60;  // kThreads: a stream that cannot move for this long fails
+  // kThreads: threads per stream, cooperating as a thread block's do (host_team.h).
+  int team_size = 1;
   // The host of each rank (empty: all on one). A connection between ranks on different hosts is
   // two copies of its memory joined by a FifoProxy on each side (proxy.h), over a socketpair per
   // pair of hosts, polled by the scheduler (kRoundRobin) or a thread per proxy (kThreads).

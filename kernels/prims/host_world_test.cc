@@ -286,5 +286,40 @@ TEST(HostWorld, BadArgumentsAreRejected) {
   EXPECT_EQ(b.out[1][3], 1.0f);
 }
 
+// Teams of several threads per stream: the members' shares, votes and barriers, as a thread
+// block runs them.
+TEST(HostWorld, TeamsOfThreads) {
+  for (int members : {2, 3}) {
+    for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+      for (const Pair& p : {Pair{"ring", Collective::kAllReduce}, Pair{"tree", Collective::kAllReduce},
+                            Pair{"bruck", Collective::kAllGather}, Pair{"binomial", Collective::kReduce}}) {
+        WorldCheck c;
+        c.algorithm = p.algorithm;
+        c.args.coll = p.coll;
+        c.args.nranks = 3;
+        c.args.count = 203;
+        c.type = DataType::kBfloat16;
+        c.world.geom = Tiny(proto);
+        c.world.mode = HostWorldOptions::Mode::kThreads;
+        c.world.team_size = members;
+        c.world.counter_base = 0xffffffffull - 5;
+        c.world.timeout_s = 120;
+        const Status st = RunWorldCheck(c);
+        ASSERT_TRUE(st.ok()) << st.ToString() << " team of " << members;
+      }
+    }
+  }
+  // A deadlock still ends in a timeout with every member stopped.
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = Tiny(Proto::kLL);
+  o.mode = HostWorldOptions::Mode::kThreads;
+  o.team_size = 3;
+  o.timeout_s = 0.3;
+  const Status t = RunHostWorld(DataType::kFloat32, RedOp::kSum,
+                                {OneStream({Recv(1, 4), Send(1, 4)}), OneStream({Recv(0, 4), Send(0, 4)})}, b.views, o);
+  EXPECT_EQ(t.code(), Code::kTimeout) << t.ToString();
+}
+
 }  // namespace
 }  // namespace tutti::prims

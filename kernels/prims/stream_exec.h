@@ -86,7 +86,8 @@ class StreamExec {
   TUTTI_HD StreamExec(const ProgramView& prog, const RankView& rank, uint32_t stream, StreamState* state)
       : prog_(prog), rank_(rank), stream_(stream), st_(state), per_(PieceElems(rank.geom, sizeof(S))) {}
 
-  TUTTI_HD int Poll(const Team& team) {
+  template <class T>
+  TUTTI_HD int Poll(const T& team) {
     const algo::PrimStream& ps = prog_.streams[stream_];
     if (st_->error != kErrNone) return kPollError;
     if (st_->step >= ps.nsteps) return kPollDone;
@@ -139,7 +140,8 @@ class StreamExec {
   }
 
   // Marks the stream failed (a timeout, an abort), so that Poll reports it.
-  TUTTI_HD void Fail(const Team& team, int32_t error) {
+  template <class T>
+  TUTTI_HD void Fail(const T& team, int32_t error) {
     team.Sync();
     if (team.leader() && st_->error == kErrNone) st_->error = error;
     team.Sync();
@@ -171,7 +173,8 @@ class StreamExec {
   TUTTI_HD uint8_t* StageOut() const { return StageIn() + rank_.geom.slot_bytes / 2; }
 
   // Moves piece j of op if it can: 1 moved, 0 not yet, -1 failed.
-  TUTTI_HD int TryPiece(const Team& team, const algo::PrimOp& op, uint64_t j) {
+  template <class T>
+  TUTTI_HD int TryPiece(const T& team, const algo::PrimOp& op, uint64_t j) {
     const FifoGeom& g = rank_.geom;
     const bool ll = g.proto == Proto::kLL;
     const uint64_t first = j * per_;
@@ -248,7 +251,8 @@ class StreamExec {
   // narrowed once, as the CPU kernels do), or a copy of srcs[0]. 16 bytes per member at a time
   // where every pointer is 16-byte aligned (slots and staging always are), the rest one element
   // at a time.
-  TUTTI_HD void Combine(const Team& team, const algo::PrimOp& op, const uint8_t* const* srcs, uint8_t* const* outs,
+  template <class T>
+  TUTTI_HD void Combine(const T& team, const algo::PrimOp& op, const uint8_t* const* srcs, uint8_t* const* outs,
                         int nouts, uint64_t n) const {
     constexpr int V = static_cast<int>(16 / sizeof(S));
     bool aligned = true;
