@@ -12,21 +12,8 @@
 namespace tutti::prims {
 namespace {
 
-constexpr uint32_t kMagic = 0x74504659;  // "YFPt"
-constexpr uint32_t kData = 1;
-constexpr uint32_t kCredit = 2;
 // Forwarding stops while this many bytes wait to be written (the link is the bottleneck).
 constexpr size_t kMaxQueued = 1 << 20;
-
-struct Header {
-  uint32_t magic;
-  uint32_t kind;
-  uint32_t id;
-  uint32_t pad;
-  uint64_t seq;    // kData: the piece; kCredit: unused
-  uint64_t value;  // kData: its bytes; kCredit: the receiver's head
-};
-static_assert(sizeof(Header) == 32);
 
 }  // namespace
 
@@ -58,7 +45,7 @@ Status FifoProxy::Poll(bool* moved) {
 Status FifoProxy::Collect(bool* moved) {
   const Team team;
   auto queue = [&](uint32_t kind, uint32_t id, uint64_t seq, uint64_t value, const void* data, size_t bytes) {
-    const Header h{kMagic, kind, id, 0, seq, value};
+    const ProxyHeader h{kProxyMagic, kind, id, 0, seq, value};
     const size_t at = tx_.size();
     tx_.resize(at + sizeof h + bytes);
     std::memcpy(tx_.data() + at, &h, sizeof h);
@@ -68,7 +55,7 @@ Status FifoProxy::Collect(bool* moved) {
   for (In& in : ins_) {
     const uint64_t head = LoadAcquire(&in.conn->head);
     if (head != in.credited) {
-      queue(kCredit, in.id, 0, head, nullptr, 0);
+      queue(kProxyCredit, in.id, 0, head, nullptr, 0);
       in.credited = head;
     }
   }
@@ -85,7 +72,7 @@ Status FifoProxy::Collect(bool* moved) {
         LLUnpackPart(team, out.conn, geom_, out.next, static_cast<uint32_t>(bytes), scratch_.data());
         data = scratch_.data();
       }
-      queue(kData, out.id, out.next, bytes, data, bytes);
+      queue(kProxyData, out.id, out.next, bytes, data, bytes);
       ++out.next;
     }
   }
@@ -130,7 +117,7 @@ Status FifoProxy::Receive(bool* moved) {
     if (static_cast<size_t>(n) < sizeof buf) break;
   }
   size_t at = 0;
-  while (rx_.size() - at >= sizeof(Header)) {
+  while (rx_.size() - at >= sizeof(ProxyHeader)) {
     size_t used = 0;
     if (Status st = Deliver(rx_.data() + at, &used); !st.ok()) return st;
     if (used == 0) break;  // the rest of a piece is still on its way
@@ -142,11 +129,11 @@ Status FifoProxy::Receive(bool* moved) {
 
 // One message at msg (a whole header is there); *used = its length, 0 if incomplete.
 Status FifoProxy::Deliver(const uint8_t* msg, size_t* used) {
-  Header h;
+  ProxyHeader h;
   std::memcpy(&h, msg, sizeof h);
-  if (h.magic != kMagic) return ProtocolError("a message without the proxy's magic number (another program?)");
+  if (h.magic != kProxyMagic) return ProtocolError("a message without the proxy's magic number (another program?)");
   const std::string conn = "connection " + std::to_string(h.id);
-  if (h.kind == kCredit) {
+  if (h.kind == kProxyCredit) {
     auto it = std::find_if(outs_.begin(), outs_.end(), [&](const Out& o) { return o.id == h.id; });
     if (it == outs_.end()) return ProtocolError("a credit for unknown " + conn);
     if (h.value > it->next || h.value < LoadAcquire(&it->conn->head)) {
@@ -157,7 +144,7 @@ Status FifoProxy::Deliver(const uint8_t* msg, size_t* used) {
     *used = sizeof h;
     return OkStatus();
   }
-  if (h.kind != kData) return ProtocolError("a message of unknown kind " + std::to_string(h.kind));
+  if (h.kind != kProxyData) return ProtocolError("a message of unknown kind " + std::to_string(h.kind));
   auto it = std::find_if(ins_.begin(), ins_.end(), [&](const In& i) { return i.id == h.id; });
   if (it == ins_.end()) return ProtocolError("a piece for unknown " + conn);
   if (h.value > PieceCapacity(geom_)) {
@@ -168,8 +155,12 @@ Status FifoProxy::Deliver(const uint8_t* msg, size_t* used) {
     return ProtocolError("piece " + std::to_string(h.seq) + " on " + conn + " where piece " +
                          std::to_string(it->expect) + " was next");
   }
+  // A sender keeps to the credits this side returned, so the slot is free; one that does not
+  // would overwrite a piece the receiver has not read.
+  if (h.seq >= LoadAcquire(&it->conn->head) + geom_.nslots) {
+    return ProtocolError("piece " + std::to_string(h.seq) + " on " + conn + " beyond the credits returned");
+  }
   if (sizeof h + h.value > static_cast<size_t>(rx_.data() + rx_.size() - msg)) return OkStatus();
-  // The sender only sent what the far receiver's credits allowed, so the slot is free.
   const uint8_t* data = msg + sizeof h;
   const uint32_t bytes = static_cast<uint32_t>(h.value);
   if (geom_.proto == Proto::kLL) {

@@ -24,6 +24,21 @@
 
 namespace tutti::prims {
 
+// The wire format: every message starts with this header, in the host's byte order (proxies
+// talk to proxies of the same build); a kProxyData header is followed by `value` bytes.
+constexpr uint32_t kProxyMagic = 0x74504659;
+constexpr uint32_t kProxyData = 1;    // seq: the piece; value: its bytes
+constexpr uint32_t kProxyCredit = 2;  // value: the receiver's head
+struct ProxyHeader {
+  uint32_t magic;
+  uint32_t kind;
+  uint32_t id;  // the connection
+  uint32_t pad;
+  uint64_t seq;
+  uint64_t value;
+};
+static_assert(sizeof(ProxyHeader) == 32);
+
 class FifoProxy {
  public:
   // `fd`: a connected stream socket to the proxy on the other host (owned, made non-blocking);

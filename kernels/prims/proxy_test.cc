@@ -125,6 +125,14 @@ TEST(FifoProxy, MalformedMessagesAreProtocolErrors) {
     EXPECT_EQ(rig.Poll().code(), Code::kProtocol);
   }
   {
+    Rig rig(Proto::kSimple);  // two slots: a third piece before any was consumed
+    for (uint64_t seq = 0; seq < 3; ++seq) rig.Write(1, 9, seq, 4, "abcd", 4);
+    const Status st = rig.Poll();
+    EXPECT_EQ(st.code(), Code::kProtocol);
+    EXPECT_NE(st.message().find("piece 2 on connection 9 beyond the credits returned"), std::string::npos)
+        << st.ToString();
+  }
+  {
     Rig rig(Proto::kSimple);
     rig.Write(2, 7, 0, 3);  // credit for pieces never sent
     EXPECT_EQ(rig.Poll().code(), Code::kProtocol);
