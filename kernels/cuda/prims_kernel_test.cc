@@ -15,6 +15,7 @@
 #include "algorithms/registry.h"
 #include "kernels/cuda/device.h"
 #include "kernels/prims/host_world.h"
+#include "kernels/prims/test_programs.h"
 #include "kernels/prims/world_check.h"
 
 namespace tutti::cuda {
@@ -23,6 +24,9 @@ namespace {
 using algo::Collective;
 using prims::FifoGeom;
 using prims::Proto;
+using prims::testing::OneStream;
+using prims::testing::RecvOp;
+using prims::testing::SendOp;
 
 // Device copies of host buffers, freed on scope exit.
 class DeviceCopies {
@@ -209,31 +213,6 @@ TEST_F(CudaPrims, RepeatedLaunchesOfOneWorld) {
   }
 }
 
-algo::PrimProgram OneStream(const std::vector<algo::PrimOp>& steps) {
-  algo::PrimProgram p;
-  p.streams.push_back(algo::PrimStream{0, static_cast<uint32_t>(steps.size())});
-  for (const algo::PrimOp& op : steps) {
-    p.steps.push_back(algo::PrimStep{static_cast<uint32_t>(p.ops.size()), 1});
-    p.ops.push_back(op);
-  }
-  return p;
-}
-algo::PrimOp Transfer(int recv_peer, int send_peer, uint64_t count) {
-  algo::PrimOp op;
-  op.count = count;
-  op.recv_peer = recv_peer;
-  op.send_peer = send_peer;
-  op.nsrcs = 1;
-  if (recv_peer >= 0) {
-    op.srcs[0] = algo::PrimLoc{algo::kPrimRecv, 0};
-    op.ndsts = 1;
-    op.dsts[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kOutput), 0};
-  } else {
-    op.srcs[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kInput), 0};
-  }
-  return op;
-}
-
 TEST_F(CudaPrims, MismatchAndTimeoutAreReportedNotHung) {
   void* mem = nullptr;
   ASSERT_EQ(cudaMalloc(&mem, 4096), cudaSuccess);
@@ -242,14 +221,14 @@ TEST_F(CudaPrims, MismatchAndTimeoutAreReportedNotHung) {
   DeviceWorldOptions o;
   o.geom = FifoGeom{2, 64, Proto::kSimple};
   Status st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum,
-                             {OneStream({Transfer(-1, 1, 5)}), OneStream({Transfer(0, -1, 4)})}, bufs, o);
+                             {OneStream({SendOp(1, 5)}), OneStream({RecvOp(0, 4)})}, bufs, o);
   EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
   EXPECT_NE(st.message().find("a piece from rank 0 carries 20 bytes"), std::string::npos) << st.ToString();
 
   o.timeout_s = 0.5;
   const auto t0 = std::chrono::steady_clock::now();
   st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum,
-                      {OneStream({Transfer(1, -1, 4), Transfer(-1, 1, 4)}), OneStream({Transfer(0, -1, 4), Transfer(-1, 0, 4)})},
+                      {OneStream({RecvOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4), SendOp(0, 4)})},
                       bufs, o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(st.code(), Code::kTimeout) << st.ToString();

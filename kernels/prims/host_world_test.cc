@@ -10,12 +10,16 @@
 
 #include "algorithms/lowering.h"
 #include "algorithms/registry.h"
+#include "kernels/prims/test_programs.h"
 #include "kernels/prims/world_check.h"
 
 namespace tutti::prims {
 namespace {
 
 using algo::Collective;
+using testing::OneStream;
+using testing::RecvOp;
+using testing::SendOp;
 
 // Tiny FIFOs so that messages take many pieces and slots are reused many times.
 FifoGeom Tiny(Proto p) { return FifoGeom{2, 64, p}; }
@@ -189,35 +193,6 @@ TEST(HostWorld, ThreadsAcrossThreeHosts) {
   }
 }
 
-// Hand-written programs for the error paths: one op per step.
-algo::PrimProgram OneStream(const std::vector<algo::PrimOp>& steps) {
-  algo::PrimProgram p;
-  p.streams.push_back(algo::PrimStream{0, static_cast<uint32_t>(steps.size())});
-  for (const algo::PrimOp& op : steps) {
-    p.steps.push_back(algo::PrimStep{static_cast<uint32_t>(p.ops.size()), 1});
-    p.ops.push_back(op);
-  }
-  return p;
-}
-algo::PrimOp Send(int peer, uint64_t count) {
-  algo::PrimOp op;
-  op.count = count;
-  op.send_peer = peer;
-  op.nsrcs = 1;
-  op.srcs[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kInput), 0};
-  return op;
-}
-algo::PrimOp Recv(int peer, uint64_t count) {
-  algo::PrimOp op;
-  op.count = count;
-  op.recv_peer = peer;
-  op.nsrcs = 1;
-  op.srcs[0] = algo::PrimLoc{algo::kPrimRecv, 0};
-  op.ndsts = 1;
-  op.dsts[0] = algo::PrimLoc{static_cast<uint8_t>(algo::Buf::kOutput), 0};
-  return op;
-}
-
 struct Buffers {
   explicit Buffers(int n) : in(n, std::vector<float>(64, 1.0f)), out(n, std::vector<float>(64)) {
     for (int r = 0; r < n; ++r) views.push_back(HostRankBuffers{in[r].data(), out[r].data(), nullptr});
@@ -231,7 +206,7 @@ TEST(HostWorld, APieceOfTheWrongSizeIsAMismatchNamingThePeer) {
   HostWorldOptions o;
   o.geom = Tiny(Proto::kSimple);
   const Status st =
-      RunHostWorld(DataType::kFloat32, RedOp::kSum, {OneStream({Send(1, 5)}), OneStream({Recv(0, 4)})}, b.views, o);
+      RunHostWorld(DataType::kFloat32, RedOp::kSum, {OneStream({SendOp(1, 5)}), OneStream({RecvOp(0, 4)})}, b.views, o);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
   EXPECT_NE(st.message().find("rank 1 stream 0 step 0: a piece from rank 0 carries 20 bytes"), std::string::npos)
@@ -242,7 +217,7 @@ TEST(HostWorld, ADeadlockIsReportedWithWhatEachRankWaitsFor) {
   Buffers b(2);
   HostWorldOptions o;
   o.geom = Tiny(Proto::kSimple);
-  const std::vector<algo::PrimProgram> progs = {OneStream({Recv(1, 4), Send(1, 4)}), OneStream({Recv(0, 4), Send(0, 4)})};
+  const std::vector<algo::PrimProgram> progs = {OneStream({RecvOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4), SendOp(0, 4)})};
   const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("deadlock"), std::string::npos) << st.ToString();
@@ -261,7 +236,7 @@ TEST(HostWorld, BadArgumentsAreRejected) {
   Buffers b(2);
   HostWorldOptions o;
   o.geom = FifoGeom{2, 60, Proto::kSimple};
-  const std::vector<algo::PrimProgram> progs = {OneStream({Send(1, 4)}), OneStream({Recv(0, 4)})};
+  const std::vector<algo::PrimProgram> progs = {OneStream({SendOp(1, 4)}), OneStream({RecvOp(0, 4)})};
   EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).code(), Code::kInvalidArgument);
   o.geom = Tiny(Proto::kSimple);
   EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kBxor, progs, b.views, o).code(), Code::kInvalidArgument);
@@ -317,7 +292,7 @@ TEST(HostWorld, TeamsOfThreads) {
   o.team_size = 3;
   o.timeout_s = 0.3;
   const Status t = RunHostWorld(DataType::kFloat32, RedOp::kSum,
-                                {OneStream({Recv(1, 4), Send(1, 4)}), OneStream({Recv(0, 4), Send(0, 4)})}, b.views, o);
+                                {OneStream({RecvOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4), SendOp(0, 4)})}, b.views, o);
   EXPECT_EQ(t.code(), Code::kTimeout) << t.ToString();
 }
 
