@@ -30,6 +30,7 @@ tests=(
 # Benchmarks run after the tests (each bounded to 240 s), their tables in $OUT/<name>.log.
 benches=(
   //bench:prims_gpu_bench        # the fused kernel, n ranks on the GPU, beside cudaMemcpy D2D
+  //bench:cuda_kernels_bench     # copy / reduce kernels beside cudaMemcpy D2D (traffic rates)
 )
 flags=(-c opt --dynamic_mode=off)
 
