@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=.gpu_bundle
 tests=(
+  //kernels/cuda:device_probe    # what the GPUs can do for transports: IPC, VMM, mapped memory
   //kernels/cuda:device_test     # device query, copy kernel
   //kernels/cuda:reduce_test     # ReduceN on the device, bit for bit against the CPU kernels
   //kernels/cuda:scale_test      # premul_sum scaling and avg division, bit for bit against the CPU
