@@ -56,6 +56,8 @@ prepare() {
     LD_LIBRARY_PATH="$bundle/lib" ldd "$b" | awk '/=> \// {print $3} /^\t\/lib64\/ld-linux/ {print $1}' |
       while read -r lib; do [[ -e $bundle/lib/$(basename "$lib") ]] || cp -L "$lib" "$bundle/lib/"; done
   done
+  # Debug sections off: the bundle travels with the working tree (64 MiB in all).
+  strip --strip-debug "$bundle"/bin/* "$bundle"/bench/*
   echo "gpu_check: bundle in $bundle ($(du -sh "$bundle" | cut -f1)):"
   ls -l "$bundle/bin" "$bundle/lib"
 }
