@@ -1,5 +1,6 @@
-/* The C API from C: 3 ranks (forked by the test driver) all-reduce, all-gather, split, send/recv
- * asynchronously, and see a clear error for bad arguments. Returns 0 on success. */
+/* The C API from C: 3 ranks (forked by the test driver) all-reduce, all-gather, run the
+ * v-collectives, split, send/recv asynchronously, and see a clear error for bad arguments.
+ * Returns 0 on success. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,64 @@ int c_api_rank_main(void) {
     uint32_t bits = 1u << rank, all32 = 0;
     CHECK(tuttiAllReduce(&bits, &all32, 1, tuttiUint32, tuttiBor, comm, NULL));
     if (all32 != (n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1)) return 15;
+  }
+  /* v-collectives: rank i's block holds i + 1 elements (values 100 * i + j). */
+  {
+    size_t counts[16], displs[16], total = 0;
+    for (int i = 0; i < n; ++i) {
+      counts[i] = (size_t)i + 1;
+      displs[i] = total + 1; /* one element of gap before each block */
+      total += counts[i] + 1;
+    }
+    int mine_v[16], got[64], back[16];
+    for (int j = 0; j <= rank; ++j) mine_v[j] = 100 * rank + j;
+    memset(got, 0xff, sizeof got);
+    CHECK(tuttiAllGatherV(mine_v, (size_t)rank + 1, got, counts, displs, tuttiInt32, comm, NULL));
+    for (int i = 0; i < n; ++i)
+      for (size_t j = 0; j < counts[i]; ++j)
+        if (got[displs[i] + j] != 100 * i + (int)j) return 30;
+    /* gather_v at the last rank (others pass no counts), scatter_v back from it. */
+    memset(got, 0xff, sizeof got);
+    CHECK(tuttiGatherV(mine_v, (size_t)rank + 1, got, rank == n - 1 ? counts : NULL, NULL, tuttiInt32, n - 1,
+                       comm, &w));
+    CHECK(tuttiWorkWait(w, -1));
+    CHECK(tuttiWorkFree(w));
+    if (rank == n - 1) {
+      size_t at = 0;
+      for (int i = 0; i < n; ++i)
+        for (size_t j = 0; j < counts[i]; ++j)
+          if (got[at++] != 100 * i + (int)j) return 31;
+    }
+    memset(back, 0, sizeof back);
+    CHECK(tuttiScatterV(got, rank == n - 1 ? counts : NULL, NULL, back, (size_t)rank + 1, tuttiInt32, n - 1, comm,
+                        NULL));
+    for (int j = 0; j <= rank; ++j)
+      if (back[j] != 100 * rank + j) return 32;
+    /* all_to_all_v: rank r sends block i (r + i) % 2 + 1 elements of value 10 * r + i. */
+    size_t sc[16], rc[16], sd[16], rd[16], sat = 0, rat = 0;
+    int sendv[64], recvv[64];
+    for (int i = 0; i < n; ++i) {
+      sc[i] = (size_t)((rank + i) % 2 + 1);
+      rc[i] = sc[i];
+      sd[i] = sat;
+      rd[i] = rat;
+      for (size_t j = 0; j < sc[i]; ++j) sendv[sat + j] = 10 * rank + i;
+      sat += sc[i];
+      rat += rc[i];
+    }
+    CHECK(tuttiAllToAllV(sendv, sc, sd, recvv, rc, rd, tuttiInt32, comm, NULL));
+    for (int i = 0; i < n; ++i)
+      for (size_t j = 0; j < rc[i]; ++j)
+        if (recvv[rd[i] + j] != 10 * i + rank) return 33;
+    /* reduce_scatter_v: every rank contributes 1 + its rank to every element. */
+    float in_v[64], out_v[16];
+    for (size_t j = 0; j < total; ++j) in_v[j] = 1.0f + rank;
+    CHECK(tuttiReduceScatterV(in_v, out_v, counts, tuttiFloat32, tuttiSum, comm, NULL));
+    for (size_t j = 0; j < counts[rank]; ++j)
+      if (out_v[j] != n * (n + 1) / 2.0f) return 34;
+    /* A missing counts array is an error naming it. */
+    if (tuttiAllGatherV(mine_v, 1, got, NULL, NULL, tuttiInt32, comm, NULL) != tuttiInvalidArgument) return 35;
+    if (strstr(tuttiGetLastError(), "null receive counts") == NULL) return 36;
   }
   CHECK(tuttiBarrier(comm, NULL));
   /* A work handle freed twice is an error, not a double free. */

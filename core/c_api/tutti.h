@@ -123,6 +123,28 @@ tuttiResult_t tuttiAllReducePremulSum(const void* sendbuf, void* recvbuf, size_t
                                       tuttiDataType_t datatype, double scalar, tuttiComm_t comm,
                                       tuttiWork_t* work);
 
+/* v-collectives (MPI's allgatherv, gatherv, scatterv, alltoallv; reduce_scatter with a count per
+ * rank), as tutti::Communicator's: every array has one entry per rank of comm, in elements; a
+ * displacement array may be NULL (blocks packed in rank order). Arrays that only the root reads
+ * (gatherv's recvcounts and rdispls, scatterv's sendcounts and sdispls) may be NULL elsewhere.
+ * Ranks must agree on every block's count (a disagreement is tuttiMismatch); send and receive
+ * buffers must not overlap. tuttiReduceScatterV: sendbuf holds recvcounts[0] + ... elements in
+ * rank order, recvbuf this rank's block, reduced in rank order; not avg or premul_sum. */
+tuttiResult_t tuttiAllGatherV(const void* sendbuf, size_t sendcount, void* recvbuf, const size_t* recvcounts,
+                              const size_t* rdispls, tuttiDataType_t datatype, tuttiComm_t comm,
+                              tuttiWork_t* work);
+tuttiResult_t tuttiGatherV(const void* sendbuf, size_t sendcount, void* recvbuf, const size_t* recvcounts,
+                           const size_t* rdispls, tuttiDataType_t datatype, int root, tuttiComm_t comm,
+                           tuttiWork_t* work);
+tuttiResult_t tuttiScatterV(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                            size_t recvcount, tuttiDataType_t datatype, int root, tuttiComm_t comm,
+                            tuttiWork_t* work);
+tuttiResult_t tuttiAllToAllV(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                             const size_t* recvcounts, const size_t* rdispls, tuttiDataType_t datatype,
+                             tuttiComm_t comm, tuttiWork_t* work);
+tuttiResult_t tuttiReduceScatterV(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                  tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm, tuttiWork_t* work);
+
 /* Asynchronous operations. timeout_s < 0: the communicator's timeout. */
 tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s);
 tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done); /* done: 1 when finished (then its result is returned) */

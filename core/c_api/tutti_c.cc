@@ -132,6 +132,18 @@ tuttiResult_t Finish(tutti::Result<tutti::Work> w, tuttiWork_t* work) {
   return NewWork(std::move(*w), work);
 }
 
+// The blocks of a v-collective from C arrays of one entry per rank (displs NULL: packed). A
+// NULL counts array is an error where the call reads it (`read`), else empty blocks.
+tutti::Result<tutti::Communicator::Blocks> BlocksOf(const size_t* counts, const size_t* displs, int n,
+                                                    const char* what, bool read) {
+  tutti::Communicator::Blocks b;
+  if (!read) return b;
+  if (counts == nullptr) return tutti::InvalidArgument(std::string("null ") + what + " counts");
+  b.counts.assign(counts, counts + n);
+  if (displs != nullptr) b.displs.assign(displs, displs + n);
+  return b;
+}
+
 // An enum argument from C may hold any int (C does not restrict it, C++ does): read its bits
 // as an int before looking at it.
 template <typename E>
@@ -455,6 +467,64 @@ tuttiResult_t tuttiAllToAll(const void* s, void* r, size_t n, tuttiDataType_t t,
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     return Finish(c.IAllToAll(s, r, n, type), work);
+  });
+}
+
+#define TUTTI_BLOCKS(v, counts, displs, what, read)                   \
+  auto v##_r = BlocksOf(counts, displs, c.size(), what, read);         \
+  if (!v##_r.ok()) return ToResult(v##_r.status());                    \
+  const tutti::Communicator::Blocks& v = *v##_r
+
+tuttiResult_t tuttiAllGatherV(const void* s, size_t n, void* r, const size_t* rcounts, const size_t* rdispls,
+                              tuttiDataType_t t, tuttiComm_t comm, tuttiWork_t* work) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", true);
+    return Finish(c.IAllGatherV(s, n, r, rb, type), work);
+  });
+}
+
+tuttiResult_t tuttiGatherV(const void* s, size_t n, void* r, const size_t* rcounts, const size_t* rdispls,
+                           tuttiDataType_t t, int root, tuttiComm_t comm, tuttiWork_t* work) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", c.rank() == root);
+    return Finish(c.IGatherV(s, n, r, rb, type, root), work);
+  });
+}
+
+tuttiResult_t tuttiScatterV(const void* s, const size_t* scounts, const size_t* sdispls, void* r, size_t n,
+                            tuttiDataType_t t, int root, tuttiComm_t comm, tuttiWork_t* work) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_BLOCKS(sb, scounts, sdispls, "send", c.rank() == root);
+    return Finish(c.IScatterV(s, sb, r, n, type, root), work);
+  });
+}
+
+tuttiResult_t tuttiAllToAllV(const void* s, const size_t* scounts, const size_t* sdispls, void* r,
+                             const size_t* rcounts, const size_t* rdispls, tuttiDataType_t t, tuttiComm_t comm,
+                             tuttiWork_t* work) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_BLOCKS(sb, scounts, sdispls, "send", true);
+    TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", true);
+    return Finish(c.IAllToAllV(s, sb, r, rb, type), work);
+  });
+}
+
+tuttiResult_t tuttiReduceScatterV(const void* s, void* r, const size_t* rcounts, tuttiDataType_t t, tuttiRedOp_t op,
+                                  tuttiComm_t comm, tuttiWork_t* work) {
+  return Guard(__func__, [&] {
+    TUTTI_COMM(c, comm);
+    TUTTI_TYPE(type, t);
+    TUTTI_OP(rop, op);
+    TUTTI_BLOCKS(blocks, rcounts, nullptr, "receive", true);
+    return Finish(c.IReduceScatterV(s, r, blocks.counts, type, rop), work);
   });
 }
 
