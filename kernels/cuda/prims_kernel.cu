@@ -32,12 +32,14 @@ __device__ __forceinline__ uint64_t GlobalNs() {
 }
 
 template <class S, class Op>
-__global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns) {
+__global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns,
+                            volatile unsigned long long* progress) {
   const BlockTask& t = tasks[blockIdx.x];
   const prims::Team team;
   prims::StreamExec<S, Op> exec(t.prog, t.view, t.stream, t.state);
   uint64_t since = GlobalNs();  // meaningful in the leader only
   uint32_t idle = 0;
+  unsigned long long moves = 0;
   for (;;) {
     const int r = exec.Poll(team);
     if (r == prims::kPollDone) return;
@@ -47,6 +49,8 @@ __global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t ti
     }
     if (r == prims::kPollMoved) {
       idle = 0;
+      // Now and then, in host memory: the host's watchdog sees a long run is alive.
+      if (team.leader() && (++moves & 255) == 0) progress[blockIdx.x] = moves;
       if (team.leader()) since = GlobalNs();
       continue;
     }
@@ -65,6 +69,15 @@ __global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t ti
       if (team.leader()) atomicExch(abort_flag, 1);
       return;
     }
+  }
+}
+
+// The first connection (lowest index) left with pieces sent but not received, into *first.
+__global__ void FindUndrained(const uint8_t* mem, size_t stride, size_t n, unsigned long long* first) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const auto* c = reinterpret_cast<const prims::ConnCtl*>(mem + i * stride);
+    if (c->tail != c->head) atomicMin(first, static_cast<unsigned long long>(i));
   }
 }
 
@@ -104,7 +117,7 @@ class DeviceArena {
 
 size_t Align(size_t x) { return (x + 63) / 64 * 64; }
 
-using KernelFn = void (*)(const BlockTask*, int*, uint64_t);
+using KernelFn = void (*)(const BlockTask*, int*, uint64_t, volatile unsigned long long*);
 
 // Bytes one run moves through device memory: every source read (a slot for received data),
 // every destination and sent slot written; LL pieces move twice their data.
@@ -134,15 +147,22 @@ struct DeviceWorld::Impl {
   uint8_t* states = nullptr;
   const BlockTask* tasks = nullptr;
   int* abort_flag = nullptr;
+  uint8_t* conns = nullptr;  // nconns connections, `stride` bytes apart
+  size_t nconns = 0, stride = 0;
+  int nranks = 0;
+  unsigned long long* undrained = nullptr;      // device: FindUndrained's answer
+  volatile unsigned long long* progress = nullptr;  // mapped host memory, one word per block
   cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;
   bool launched = false;
+  std::string broken;  // why a run failed: the connections' state is then unknown
 };
 
 DeviceWorld::DeviceWorld(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 DeviceWorld::~DeviceWorld() {
   if (impl_ && impl_->done) cudaEventDestroy(impl_->done);
+  if (impl_ && impl_->progress) cudaFreeHost(const_cast<unsigned long long*>(impl_->progress));
 }
 
 Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op,
@@ -226,6 +246,7 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
   const size_t states_at = reserve(impl->ntasks * sizeof(prims::StreamState));
   const size_t tasks_at = reserve(impl->ntasks * sizeof(BlockTask));
   const size_t flag_at = reserve(sizeof(int));
+  const size_t undrained_at = reserve(sizeof(unsigned long long));
   Result<uint8_t*> dev = impl->arena.Alloc(image.size());
   if (!dev.ok()) return dev.status();
   uint8_t* base = *dev;
@@ -261,6 +282,18 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
   impl->states = base + states_at;
   impl->tasks = reinterpret_cast<const BlockTask*>(base + tasks_at);
   impl->abort_flag = reinterpret_cast<int*>(base + flag_at);
+  impl->undrained = reinterpret_cast<unsigned long long*>(base + undrained_at);
+  impl->conns = *conns;
+  impl->nconns = nconns;
+  impl->stride = stride;
+  impl->nranks = n;
+  void* progress = nullptr;
+  if (cudaError_t e = cudaHostAlloc(&progress, std::max<size_t>(impl->ntasks, 1) * sizeof(unsigned long long),
+                                    cudaHostAllocMapped);
+      e != cudaSuccess) {
+    return CudaError("cudaHostAlloc of the progress words", e);
+  }
+  impl->progress = static_cast<volatile unsigned long long*>(progress);
 
   // Every block resident at once, or none launched.
   int device = 0, sms = 0, per_sm = 0;
@@ -286,6 +319,13 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
 
 Status DeviceWorld::Launch(void* stream) {
   Impl& m = *impl_;
+  if (!m.broken.empty()) {
+    return InvalidUsage("DeviceWorld: an earlier run failed (" + m.broken +
+                        "); its connections may hold stale pieces: create a new world");
+  }
+  if (m.launched && static_cast<cudaStream_t>(stream) != m.stream) {
+    return InvalidUsage("DeviceWorld: launched on another stream before the previous run was waited for");
+  }
   m.stream = static_cast<cudaStream_t>(stream);
   if (m.ntasks == 0) return OkStatus();
   // Fresh states and abort flag; the counters carry on from the last run.
@@ -295,8 +335,11 @@ Status DeviceWorld::Launch(void* stream) {
   if (cudaError_t e = cudaMemsetAsync(m.abort_flag, 0, sizeof(int), m.stream); e != cudaSuccess) {
     return CudaError("cudaMemsetAsync", e);
   }
+  void* progress = nullptr;
+  cudaHostGetDevicePointer(&progress, const_cast<unsigned long long*>(m.progress), 0);
   m.kernel<<<static_cast<unsigned>(m.ntasks), m.options.threads, 0, m.stream>>>(
-      m.tasks, m.abort_flag, static_cast<uint64_t>(m.options.timeout_s * 1e9));
+      m.tasks, m.abort_flag, static_cast<uint64_t>(m.options.timeout_s * 1e9),
+      static_cast<volatile unsigned long long*>(progress));
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return CudaError("launch of the fused kernel", e);
   if (cudaError_t e = cudaEventRecord(m.done, m.stream); e != cudaSuccess) return CudaError("cudaEventRecord", e);
   m.launched = true;
@@ -307,15 +350,29 @@ Status DeviceWorld::Wait() {
   Impl& m = *impl_;
   if (!m.launched) return OkStatus();
   m.launched = false;
-  // The kernel times out by itself; the host gives it twice that and 5 s more.
+  Status st = WaitRun();
+  if (!st.ok() && m.broken.empty()) m.broken = st.ToString();
+  return st;
+}
+
+Status DeviceWorld::WaitRun() {
+  Impl& m = *impl_;
+  // The kernel times out by itself when it stops moving; the host gives up only when the blocks'
+  // progress words stood still for twice that and 5 s more (blocks that ignore the abort flag).
   const double limit = 2 * m.options.timeout_s + 5;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  unsigned long long seen = 0;
   cudaError_t done;
   while ((done = cudaEventQuery(m.done)) == cudaErrorNotReady) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    unsigned long long sum = 0;
+    for (size_t i = 0; i < m.ntasks; ++i) sum += m.progress[i];
+    if (sum != seen) {
+      seen = sum;
+      deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+    } else if (std::chrono::steady_clock::now() > deadline) {
       m.arena.Leak();
-      return TimeoutError("the fused kernel did not end within " + std::to_string(limit) +
-                          " s (its blocks ignore the abort flag); the device is left running it");
+      return TimeoutError("the fused kernel made no progress for " + std::to_string(limit) +
+                          " s and did not end (its blocks ignore the abort flag); the device is left running it");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -325,7 +382,7 @@ Status DeviceWorld::Wait() {
       e != cudaSuccess) {
     return CudaError("cudaMemcpy of the states", e);
   }
-  return prims::FirstFailure(
+  Status failed = prims::FirstFailure(
       m.ntasks,
       [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* s) {
         *p = &m.programs[m.owner[i].first];
@@ -334,6 +391,24 @@ Status DeviceWorld::Wait() {
         return &states[i];
       },
       prims::PieceElems(m.options.geom, static_cast<uint32_t>(m.elem)), m.options.timeout_s);
+  if (!failed.ok()) return failed;
+  // Every piece sent was received: a send nobody expected completes as soon as it fits the FIFO.
+  const unsigned long long none = ~0ull;
+  unsigned long long first = none;
+  cudaMemcpy(m.undrained, &none, sizeof none, cudaMemcpyHostToDevice);
+  FindUndrained<<<static_cast<unsigned>(std::min<size_t>((m.nconns + 255) / 256, 1024)), 256>>>(m.conns, m.stride,
+                                                                                              m.nconns, m.undrained);
+  if (cudaError_t e = cudaMemcpy(&first, m.undrained, sizeof first, cudaMemcpyDeviceToHost); e != cudaSuccess) {
+    return CudaError("the drain check", e);
+  }
+  if (first != none) {
+    const size_t n = static_cast<size_t>(m.nranks);
+    const size_t to = first % n, from = first / n % n, stream = first / (n * n);
+    return MismatchError("rank " + std::to_string(from) + " sent pieces to rank " + std::to_string(to) + " on stream " +
+                         std::to_string(stream) + " that rank " + std::to_string(to) +
+                         " never received (the ranks' programs disagree)");
+  }
+  return OkStatus();
 }
 
 Status RunDeviceWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,

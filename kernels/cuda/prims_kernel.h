@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "algorithms/prim_program.h"
@@ -51,7 +52,10 @@ class DeviceWorld {
   // Enqueues one run of every program on `stream` (a cudaStream_t; nullptr: the legacy default
   // stream). Runs must not overlap: wait for one before the next is launched on another stream.
   Status Launch(void* stream);
-  // Waits for the last launch (at most twice the timeout plus 5 s) and reports its failures.
+  // Waits for the last launch and reports its failures, including pieces sent that nobody
+  // received (kMismatch). After a failure the world refuses further launches (its connections
+  // may hold stale pieces). The host gives up on a kernel whose blocks made no progress for twice
+  // the timeout plus 5 s (the blocks time out by themselves before that).
   Status Wait();
 
   // Bytes of device memory every run reads and writes (sources, destinations, slots), for the
@@ -61,6 +65,7 @@ class DeviceWorld {
  private:
   struct Impl;
   explicit DeviceWorld(std::unique_ptr<Impl> impl);
+  Status WaitRun();
   std::unique_ptr<Impl> impl_;
   uint64_t traffic_ = 0;
 };

@@ -225,6 +225,17 @@ TEST_F(CudaPrims, MismatchAndTimeoutAreReportedNotHung) {
   EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
   EXPECT_NE(st.message().find("a piece from rank 0 carries 20 bytes"), std::string::npos) << st.ToString();
 
+  // LL: the size word gives it away too.
+  o.geom = FifoGeom{2, 64, Proto::kLL};
+  st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum, {OneStream({SendOp(1, 5)}), OneStream({RecvOp(0, 4)})}, bufs, o);
+  EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+  // A piece nobody receives.
+  st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum,
+                      {OneStream({SendOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4)})}, bufs, o);
+  EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+  EXPECT_NE(st.message().find("rank 0 sent pieces to rank 1 on stream 0"), std::string::npos) << st.ToString();
+
+  o.geom = FifoGeom{2, 64, Proto::kSimple};
   o.timeout_s = 0.5;
   const auto t0 = std::chrono::steady_clock::now();
   st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum,
@@ -234,6 +245,27 @@ TEST_F(CudaPrims, MismatchAndTimeoutAreReportedNotHung) {
   EXPECT_EQ(st.code(), Code::kTimeout) << st.ToString();
   EXPECT_NE(st.message().find("waiting to receive from rank"), std::string::npos) << st.ToString();
   EXPECT_LT(secs, 5.0);
+  cudaFree(mem);
+}
+
+TEST_F(CudaPrims, AFailedWorldRefusesFurtherLaunches) {
+  void* mem = nullptr;
+  ASSERT_EQ(cudaMalloc(&mem, 4096), cudaSuccess);
+  auto* b = static_cast<uint8_t*>(mem);
+  DeviceWorldOptions o;
+  o.geom = FifoGeom{2, 64, Proto::kSimple};
+  o.timeout_s = 0.3;
+  Result<std::unique_ptr<DeviceWorld>> world = DeviceWorld::Create(
+      DataType::kFloat32, RedOp::kSum,
+      {OneStream({RecvOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4), SendOp(0, 4)})},
+      {{b, b + 1024, nullptr}, {b + 2048, b + 3072, nullptr}}, o);
+  ASSERT_TRUE(world.ok()) << world.status().ToString();
+  ASSERT_TRUE((*world)->Launch(nullptr).ok());
+  EXPECT_EQ((*world)->Wait().code(), Code::kTimeout);
+  const Status again = (*world)->Launch(nullptr);
+  EXPECT_EQ(again.code(), Code::kInvalidUsage) << again.ToString();
+  EXPECT_NE(again.message().find("create a new world"), std::string::npos) << again.ToString();
+  world->reset();
   cudaFree(mem);
 }
 

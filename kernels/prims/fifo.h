@@ -9,14 +9,17 @@
 // Two protocols move a piece into a slot:
 //  - Simple: the piece's bytes, then its size, then a release store of tail; the receiver waits
 //    for tail with an acquire load. One fence per piece: for bandwidth.
-//  - LL (low latency): every 8-byte word carries 4 bytes of data and a 4-byte flag, stored
-//    together, so a word is valid when its flag says the piece's sequence number: no fence, no
-//    counter to wait for, half the slot's bytes carry data. For small messages. The sender still
-//    records the size and tail after the words, for a proxy forwarding the piece to another host
-//    (proxy.h); the receiver goes by the flags alone.
+//  - LL (low latency): every 8-byte word carries 4 bytes and a 4-byte flag, stored together, so
+//    a word is valid when its flag says the piece's sequence number: no fence, no counter to wait
+//    for. Word 0 carries the piece's size (a receiver expecting another size fails at once,
+//    naming the peer), the data follow, so a little under half the slot's bytes carry data. For
+//    small messages. The sender still advances tail after the words, for a proxy forwarding the
+//    piece to another host (proxy.h); the receiver goes by the flags alone.
 // Counters are 64-bit and never wrap in practice; LL flags are 32-bit and do: the flag of piece s
 // is s mod (2^32 - 1) + 1, never 0 (what zeroed memory holds), and differs from the flag of the
-// piece that was in the same slot before (s - nslots) as long as nslots < 2^32 - 1.
+// piece that was in the same slot before (s - nslots) as long as nslots < 2^32 - 1. (Words past a
+// shorter piece keep older flags; one could match again only after a multiple of 2^32 - 1 pieces
+// went through the slot, and the size word tells the receiver which words to read.)
 #pragma once
 
 #include <cstddef>
@@ -52,9 +55,9 @@ TUTTI_HD TUTTI_INLINE size_t SlotsOffset(const FifoGeom& g) {
 TUTTI_HD TUTTI_INLINE size_t ConnBytes(const FifoGeom& g) {
   return SlotsOffset(g) + static_cast<size_t>(g.nslots) * g.slot_bytes;
 }
-// Data bytes a piece may carry.
+// Data bytes a piece may carry (LL: 4 per 8-byte word, less the size word).
 TUTTI_HD TUTTI_INLINE uint32_t PieceCapacity(const FifoGeom& g) {
-  return g.proto == Proto::kLL ? g.slot_bytes / 2 : g.slot_bytes;
+  return g.proto == Proto::kLL ? g.slot_bytes / 2 - 4 : g.slot_bytes;
 }
 
 TUTTI_HD TUTTI_INLINE uint64_t* SlotSizes(ConnCtl* c) {
@@ -65,8 +68,9 @@ TUTTI_HD TUTTI_INLINE uint8_t* Slot(ConnCtl* c, const FifoGeom& g, uint64_t seq)
 }
 
 TUTTI_HD TUTTI_INLINE uint32_t LLFlag(uint64_t seq) { return static_cast<uint32_t>(seq % 0xffffffffull) + 1; }
-// 8-byte words an LL piece of `bytes` data bytes takes (an empty piece still takes one).
-TUTTI_HD TUTTI_INLINE uint32_t LLWords(uint32_t bytes) { return bytes == 0 ? 1 : (bytes + 3) / 4; }
+// 8-byte words of an LL piece of `bytes` data bytes: the size word, then the data words.
+TUTTI_HD TUTTI_INLINE uint32_t LLDataWords(uint32_t bytes) { return (bytes + 3) / 4; }
+TUTTI_HD TUTTI_INLINE uint32_t LLWords(uint32_t bytes) { return 1 + LLDataWords(bytes); }
 
 TUTTI_HD TUTTI_INLINE uint32_t Load32(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
@@ -93,13 +97,21 @@ TUTTI_HD TUTTI_INLINE bool HasCredit(ConnCtl* c, const FifoGeom& g, uint64_t seq
 // Simple: piece `seq` is published.
 TUTTI_HD TUTTI_INLINE bool SimpleArrived(ConnCtl* c, uint64_t seq) { return LoadAcquire(&c->tail) > seq; }
 
-// LL: this member's share of piece `seq`'s words carries the piece's flag.
+// LL: piece `seq`'s size word has arrived; *bytes gets the size it carries.
+TUTTI_HD TUTTI_INLINE bool LLHeader(ConnCtl* c, const FifoGeom& g, uint64_t seq, uint32_t* bytes) {
+  const uint64_t w = LoadWord(reinterpret_cast<const uint64_t*>(Slot(c, g, seq)));
+  if (static_cast<uint32_t>(w >> 32) != LLFlag(seq)) return false;
+  *bytes = static_cast<uint32_t>(w);
+  return true;
+}
+
+// LL: this member's share of piece `seq`'s data words carries the piece's flag.
 template <class T>
 TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                          uint32_t bytes) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq));
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + 1;
   const uint32_t flag = LLFlag(seq);
-  const uint32_t n = LLWords(bytes);
+  const uint32_t n = LLDataWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
     if (static_cast<uint32_t>(LoadWord(&words[i]) >> 32) != flag) return false;
   }
@@ -107,18 +119,19 @@ TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const T& team, ConnCtl* c, const FifoGe
 }
 
 // LL: piece `seq`'s data (its flags checked) into `out` (this member's share of the words).
-// `out` has room for LLWords(bytes) * 4 bytes.
+// `out` has room for LLDataWords(bytes) * 4 bytes.
 template <class T>
 TUTTI_HD TUTTI_INLINE void LLUnpackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                         uint32_t bytes, uint8_t* out) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq));
-  const uint32_t n = LLWords(bytes);
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + 1;
+  const uint32_t n = LLDataWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
     Store32(out + 4 * static_cast<size_t>(i), static_cast<uint32_t>(LoadWord(&words[i])));
   }
 }
 
-// LL: `data` (LLWords(bytes) * 4 readable bytes) into piece `seq`'s words with its flag.
+// LL: the size word and `data` (LLDataWords(bytes) * 4 readable bytes) into piece `seq`'s words
+// with its flag.
 template <class T>
 TUTTI_HD TUTTI_INLINE void LLPackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                       uint32_t bytes, const uint8_t* data) {
@@ -126,7 +139,7 @@ TUTTI_HD TUTTI_INLINE void LLPackPart(const T& team, ConnCtl* c, const FifoGeom&
   const uint64_t flag = static_cast<uint64_t>(LLFlag(seq)) << 32;
   const uint32_t n = LLWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
-    StoreWord(&words[i], flag | Load32(data + 4 * static_cast<size_t>(i)));
+    StoreWord(&words[i], flag | (i == 0 ? bytes : Load32(data + 4 * static_cast<size_t>(i - 1))));
   }
 }
 

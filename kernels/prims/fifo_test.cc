@@ -18,7 +18,7 @@ TEST(Fifo, LayoutKeepsCountersAndSlotsOnTheirOwnLines) {
     EXPECT_EQ(ConnBytes(g), SlotsOffset(g) + nslots * 256u);
   }
   EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kSimple}), 256u);
-  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kLL}), 128u);
+  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kLL}), 124u);  // 4 bytes a word, less the size word
 }
 
 TEST(Fifo, LLFlagIsNeverZeroAndDiffersFromTheSlotsPreviousPiece) {
@@ -33,10 +33,10 @@ TEST(Fifo, LLFlagIsNeverZeroAndDiffersFromTheSlotsPreviousPiece) {
       }
     }
   }
-  EXPECT_EQ(LLWords(0), 1u);
-  EXPECT_EQ(LLWords(1), 1u);
-  EXPECT_EQ(LLWords(4), 1u);
-  EXPECT_EQ(LLWords(5), 2u);
+  EXPECT_EQ(LLWords(0), 1u);  // the size word alone
+  EXPECT_EQ(LLWords(1), 2u);
+  EXPECT_EQ(LLWords(4), 2u);
+  EXPECT_EQ(LLWords(5), 3u);
 }
 
 struct Conn {
@@ -55,8 +55,12 @@ TEST(Fifo, LLPiecesArriveOnlyWithTheirOwnFlag) {
   const Team team;
   const uint8_t data[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   for (uint64_t seq = 0; seq < 6; ++seq) {
+    uint32_t bytes = 0;
+    EXPECT_FALSE(LLHeader(c.ctl(), c.geom, seq, &bytes)) << seq;
     EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12)) << seq;
     LLPackPart(team, c.ctl(), c.geom, seq, 12, data);
+    ASSERT_TRUE(LLHeader(c.ctl(), c.geom, seq, &bytes));
+    EXPECT_EQ(bytes, 12u);  // the size travels with the piece
     EXPECT_TRUE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12));
     // The piece two later uses the same slot but is not there yet.
     EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq + 2, 12));
@@ -67,7 +71,7 @@ TEST(Fifo, LLPiecesArriveOnlyWithTheirOwnFlag) {
   // A piece whose last word is missing has not arrived.
   uint64_t* words = reinterpret_cast<uint64_t*>(Slot(c.ctl(), c.geom, 6));
   LLPackPart(team, c.ctl(), c.geom, 6, 12, data);
-  words[2] = 0;
+  words[3] = 0;
   EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, 6, 12));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <map>
 #include <cstdlib>
@@ -36,6 +37,10 @@ class Wiring {
     const size_t conns = static_cast<size_t>(nstreams) * n_ * n_;
     // Two copies of each connection: the sender's, and the receiver's when on another host.
     mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, 2 * bytes * conns))));
+    if (!mem_) {
+      status_ = SystemError("connections of " + std::to_string(2 * bytes * conns) + " bytes", ENOMEM);
+      return;
+    }
     std::memset(mem_.get(), 0, 2 * bytes * conns);
     send_.resize(conns);
     recv_.resize(conns);
@@ -49,6 +54,7 @@ class Wiring {
           auto* far = reinterpret_cast<ConnCtl*>(mem_.get() + bytes * (2 * id + 1));
           c->tail = c->head = far->tail = far->head = base;
           const bool split = host(from) != host(to);
+          conns_.push_back(Conn{s, from, to, c, split ? far : nullptr});
           send_[(from * static_cast<size_t>(nstreams) + s) * n_ + to] = c;
           recv_[(to * static_cast<size_t>(nstreams) + s) * n_ + from] = split ? far : c;
           if (split) {
@@ -58,9 +64,36 @@ class Wiring {
         }
       }
     }
+    const size_t stage_bytes = (size_t{g.slot_bytes} * nstreams + 63) / 64 * 64;
     for (int r = 0; r < n_; ++r) {
-      stage_[r].reset(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, size_t{g.slot_bytes} * nstreams))));
+      stage_[r].reset(static_cast<uint8_t*>(std::aligned_alloc(64, stage_bytes)));
+      if (!stage_[r] && status_.ok()) status_ = SystemError("LL staging", ENOMEM);
     }
+  }
+
+  // After every stream ended: every piece sent was received (a send whose receiver expected
+  // nothing, or less, completes as soon as it fits the FIFO, so only this finds it). Proxies are
+  // polled until nothing moves first, so that what is on its way arrives.
+  Status CheckDrained() {
+    for (int idle = 0; idle < 3;) {
+      bool moved = false;
+      for (const auto& p : proxies_) {
+        bool m = false;
+        if (Status st = p->Poll(&m); !st.ok()) return st;
+        moved = moved || m;
+      }
+      idle = moved ? 0 : idle + 1;
+    }
+    for (const Conn& k : conns_) {
+      const uint64_t sent = LoadAcquire(&k.send->tail);
+      const uint64_t got = LoadAcquire(k.far ? &k.far->head : &k.send->head);
+      if (sent != got) {
+        return MismatchError("rank " + std::to_string(k.from) + " sent " + std::to_string(sent - got) +
+                             " more piece(s) to rank " + std::to_string(k.to) + " on stream " + std::to_string(k.stream) +
+                             " than rank " + std::to_string(k.to) + " received (the ranks' programs disagree)");
+      }
+    }
+    return OkStatus();
   }
   ConnCtl* const* Send(int rank) const { return &send_[static_cast<size_t>(rank) * nstreams_ * n_]; }
   ConnCtl* const* Recv(int rank) const { return &recv_[static_cast<size_t>(rank) * nstreams_ * n_]; }
@@ -89,6 +122,13 @@ class Wiring {
   std::unique_ptr<uint8_t, FreeDeleter> mem_;
   std::vector<ConnCtl*> send_, recv_;
   std::vector<std::unique_ptr<uint8_t, FreeDeleter>> stage_;
+  struct Conn {
+    uint32_t stream;
+    int from, to;
+    ConnCtl* send;
+    ConnCtl* far;  // the receiver's copy, when on another host
+  };
+  std::vector<Conn> conns_;
   std::map<std::pair<int, int>, size_t> proxy_index_;
   std::vector<std::unique_ptr<FifoProxy>> proxies_;
   Status status_;
@@ -146,7 +186,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
         if (res != kPollDone) all_done = false;
         if (res == kPollMoved) moved = true;
       }
-      if (all_done) return OkStatus();
+      if (all_done) return wiring.CheckDrained();
       for (const auto& proxy : wiring.proxies()) {
         bool m = false;
         if (Status st = proxy->Poll(&m); !st.ok()) return st;
@@ -237,7 +277,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
   streams_done.store(true);
   for (auto& t : proxy_threads) t.join();
   if (!proxy_status.ok()) return proxy_status;
-  return FirstFailure(
+  Status failure = FirstFailure(
       runners.size(),
       [&](size_t i, const algo::PrimProgram** p, int* rank, uint32_t* stream) {
         *p = runners[i]->program;
@@ -246,6 +286,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
         return &runners[i]->state;
       },
       per, o.timeout_s);
+  return failure.ok() ? wiring.CheckDrained() : failure;
 }
 
 }  // namespace

@@ -213,6 +213,40 @@ TEST(HostWorld, APieceOfTheWrongSizeIsAMismatchNamingThePeer) {
       << st.ToString();
 }
 
+TEST(HostWorld, SendsNobodyReceivesAreAMismatch) {
+  for (auto mode : {HostWorldOptions::Mode::kRoundRobin, HostWorldOptions::Mode::kThreads}) {
+    for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+      for (bool two_hosts : {false, true}) {
+        Buffers b(2);
+        HostWorldOptions o;
+        o.geom = Tiny(proto);
+        o.mode = mode;
+        if (two_hosts) o.hosts = {0, 1};
+        // Rank 0 sends twice, rank 1 receives once: every stream ends, one piece is left over.
+        const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum,
+                                       {OneStream({SendOp(1, 4), SendOp(1, 4)}), OneStream({RecvOp(0, 4)})}, b.views, o);
+        EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+        EXPECT_NE(st.message().find("rank 0 sent 1 more piece(s) to rank 1 on stream 0"), std::string::npos)
+            << st.ToString();
+      }
+    }
+  }
+}
+
+TEST(HostWorld, AnLLPieceOfTheWrongSizeIsAMismatchToo) {
+  for (uint64_t sent : {3, 5}) {  // shorter and longer than expected
+    Buffers b(2);
+    HostWorldOptions o;
+    o.geom = Tiny(Proto::kLL);
+    const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum,
+                                   {OneStream({SendOp(1, sent)}), OneStream({RecvOp(0, 4)})}, b.views, o);
+    EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+    EXPECT_NE(st.message().find("a piece from rank 0 carries " + std::to_string(sent * 4) + " bytes"),
+              std::string::npos)
+        << st.ToString();
+  }
+}
+
 TEST(HostWorld, ADeadlockIsReportedWithWhatEachRankWaitsFor) {
   Buffers b(2);
   HostWorldOptions o;

@@ -61,12 +61,18 @@ Status FifoProxy::Collect(bool* moved) {
   }
   for (Out& out : outs_) {
     while (tx_.size() - tx_at_ < kMaxQueued && LoadAcquire(&out.conn->tail) > out.next) {
-      const uint64_t bytes = SlotSizes(out.conn)[out.next % geom_.nslots];
+      uint64_t bytes = SlotSizes(out.conn)[out.next % geom_.nslots];
+      const uint8_t* data = Slot(out.conn, geom_, out.next);
+      if (geom_.proto == Proto::kLL) {
+        // The flags make the words valid, whatever order the sender's stores became visible in.
+        uint32_t ll_bytes = 0;
+        if (!LLHeader(out.conn, geom_, out.next, &ll_bytes)) break;
+        bytes = ll_bytes;
+      }
       if (bytes > PieceCapacity(geom_)) {
         return ProtocolError("connection " + std::to_string(out.id) + " piece " + std::to_string(out.next) + " claims " +
                              std::to_string(bytes) + " bytes");
       }
-      const uint8_t* data = Slot(out.conn, geom_, out.next);
       if (geom_.proto == Proto::kLL) {
         if (!LLArrivedPart(team, out.conn, geom_, out.next, static_cast<uint32_t>(bytes))) break;
         LLUnpackPart(team, out.conn, geom_, out.next, static_cast<uint32_t>(bytes), scratch_.data());
@@ -103,9 +109,13 @@ Status FifoProxy::Flush(bool* moved) {
 
 Status FifoProxy::Receive(bool* moved) {
   uint8_t buf[65536];
+  bool closed = false;
   for (;;) {
     const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-    if (n == 0) return RemoteError("the link to the other host closed");
+    if (n == 0) {
+      closed = true;  // what came before is still delivered
+      break;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -124,6 +134,7 @@ Status FifoProxy::Receive(bool* moved) {
     at += used;
   }
   rx_.erase(rx_.begin(), rx_.begin() + static_cast<long>(at));
+  if (closed) return RemoteError("the link to the other host closed");
   return OkStatus();
 }
 
@@ -165,10 +176,9 @@ Status FifoProxy::Deliver(const uint8_t* msg, size_t* used) {
   const uint32_t bytes = static_cast<uint32_t>(h.value);
   if (geom_.proto == Proto::kLL) {
     // LLPackPart reads whole 4-byte words.
-    std::memset(scratch_.data(), 0, LLWords(bytes) * 4);
+    std::memset(scratch_.data(), 0, LLDataWords(bytes) * 4);
     std::memcpy(scratch_.data(), data, bytes);
     LLPackPart(Team{}, it->conn, geom_, h.seq, bytes, scratch_.data());
-    SlotSizes(it->conn)[h.seq % geom_.nslots] = bytes;
     StoreRelease(&it->conn->tail, h.seq + 1);
   } else {
     if (bytes > 0) std::memcpy(Slot(it->conn, geom_, h.seq), data, bytes);

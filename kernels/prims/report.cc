@@ -33,9 +33,15 @@ Status CheckProgram(const algo::PrimProgram& p, int rank, int nranks) {
         for (int j = 0; j < op.ndsts; ++j) {
           if (op.dsts[j].buf > 2) return InvalidArgument(bad + "a destination that does not exist");
         }
-        if (op.after >= 0 && (k == 0 || op.send_peer < 0 ||
-                              static_cast<uint32_t>(op.after) >= p.steps[ps.first_step + k - 1].nops)) {
-          return InvalidArgument(bad + "an early send after an op that does not exist");
+        if (op.after >= 0) {
+          // What the executor runs ahead: a pure send, the first to its peer in its step, after an
+          // op of the previous step.
+          bool first = true;
+          for (uint32_t j = 0; j < i; ++j) first = first && p.ops[step.first_op + j].send_peer != op.send_peer;
+          if (k == 0 || op.send_peer < 0 || op.recv_peer >= 0 || op.ndsts != 0 || !first ||
+              static_cast<uint32_t>(op.after) >= p.steps[ps.first_step + k - 1].nops) {
+            return InvalidArgument(bad + "an early send that is not a pure first send after an op of the previous step");
+          }
         }
       }
     }
@@ -50,9 +56,11 @@ Status CheckWorld(const std::vector<algo::PrimProgram>& programs, size_t nbuffer
     return InvalidArgument(std::to_string(programs.size()) + " programs for " + std::to_string(nbuffers) +
                            " ranks' buffers");
   }
-  if (g.nslots == 0 || g.slot_bytes < 16 || g.slot_bytes % 16 != 0) {
+  const uint32_t min_bytes = g.proto == Proto::kLL ? 32 : 16;  // room for one element of any type
+  if (g.nslots == 0 || g.slot_bytes < min_bytes || g.slot_bytes % 16 != 0) {
     return InvalidArgument("FIFO geometry: " + std::to_string(g.nslots) + " slots of " + std::to_string(g.slot_bytes) +
-                           " bytes (need >= 1 slot, a multiple of 16 bytes)");
+                           " bytes (need >= 1 slot, a multiple of 16 bytes, at least " + std::to_string(min_bytes) +
+                           ")");
   }
   for (size_t r = 0; r < programs.size(); ++r) {
     if (Status st = CheckProgram(programs[r], static_cast<int>(r), static_cast<int>(programs.size())); !st.ok()) {

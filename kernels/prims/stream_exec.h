@@ -45,7 +45,7 @@ enum StreamError : int32_t { kErrNone = 0, kErrSizeMismatch = 1, kErrTimeout = 2
 
 struct StreamState {
   uint32_t step = 0;                               // current step within the stream
-  uint32_t done[2][algo::kPrimMaxOpsPerStep] = {};  // pieces done: current step, next step
+  uint64_t done[2][algo::kPrimMaxOpsPerStep] = {};  // pieces done: current step, next step
   int32_t error = kErrNone;
   int32_t error_peer = -1;
   uint64_t error_detail = 0;  // kErrSizeMismatch: bytes that arrived
@@ -172,6 +172,18 @@ class StreamExec {
   TUTTI_HD uint8_t* StageIn() const { return rank_.stage + static_cast<size_t>(stream_) * rank_.geom.slot_bytes; }
   TUTTI_HD uint8_t* StageOut() const { return StageIn() + rank_.geom.slot_bytes / 2; }
 
+  // A piece from `peer` carries `got` bytes where the op expects another size: fails the stream.
+  template <class T>
+  TUTTI_HD int SizeMismatch(const T& team, int peer, uint64_t got) {
+    if (team.leader()) {
+      st_->error = kErrSizeMismatch;
+      st_->error_peer = peer;
+      st_->error_detail = got;
+    }
+    team.Sync();
+    return -1;
+  }
+
   // Moves piece j of op if it can: 1 moved, 0 not yet, -1 failed.
   template <class T>
   TUTTI_HD int TryPiece(const T& team, const algo::PrimOp& op, uint64_t j) {
@@ -185,22 +197,22 @@ class StreamExec {
     const uint64_t rseq = rc ? LoadWord(&rc->head) : 0;  // own counters: only this stream writes them
     const uint64_t sseq = sc ? LoadWord(&sc->tail) : 0;
     bool ready = true;
-    if (rc) ready = ll ? LLArrivedPart(team, rc, g, rseq, bytes) : SimpleArrived(rc, rseq);
+    if (rc && ll) {
+      uint32_t got = 0;
+      if (!team.All(LLHeader(rc, g, rseq, &got))) return 0;
+      LLHeader(rc, g, rseq, &got);  // every member sees it now (it stays until the credit)
+      if (got != bytes) return SizeMismatch(team, op.recv_peer, got);
+      ready = LLArrivedPart(team, rc, g, rseq, bytes);
+    } else if (rc) {
+      ready = SimpleArrived(rc, rseq);
+    }
     if (sc && ready) ready = HasCredit(sc, g, sseq);
     if (!team.All(ready)) return 0;
 
     const uint8_t* srcs[algo::kPrimMaxSrcs] = {};
     if (rc && !ll) {
       const uint64_t got = SlotSizes(rc)[rseq % g.nslots];
-      if (got != bytes) {
-        if (team.leader()) {
-          st_->error = kErrSizeMismatch;
-          st_->error_peer = op.recv_peer;
-          st_->error_detail = got;
-        }
-        team.Sync();
-        return -1;
-      }
+      if (got != bytes) return SizeMismatch(team, op.recv_peer, got);
     }
     if (rc && ll) {
       LLUnpackPart(team, rc, g, rseq, bytes, StageIn());
@@ -227,10 +239,7 @@ class StreamExec {
         team.Sync();
         LLPackPart(team, sc, g, sseq, bytes, StageOut());
         team.Sync();
-        if (team.leader()) {  // for a proxy forwarding the piece (the receiver goes by the flags)
-          SlotSizes(sc)[sseq % g.nslots] = bytes;
-          StoreRelease(&sc->tail, sseq + 1);
-        }
+        if (team.leader()) StoreRelease(&sc->tail, sseq + 1);  // for a proxy (the receiver goes by the flags)
       } else {
         team.FenceBeforePublish();
         if (team.leader()) {
@@ -249,8 +258,8 @@ class StreamExec {
 
   // outs[o][e] = srcs[0][e] op srcs[1][e] op ... for e < n (widened, combined left to right,
   // narrowed once, as the CPU kernels do), or a copy of srcs[0]. 16 bytes per member at a time
-  // where every pointer is 16-byte aligned (slots and staging always are), the rest one element
-  // at a time.
+  // where every pointer is 16-byte aligned (slots always are, staging when slot_bytes is a multiple
+  // of 32), the rest one element at a time.
   template <class T>
   TUTTI_HD void Combine(const T& team, const algo::PrimOp& op, const uint8_t* const* srcs, uint8_t* const* outs,
                         int nouts, uint64_t n) const {

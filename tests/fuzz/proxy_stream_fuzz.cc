@@ -56,11 +56,16 @@ std::vector<std::string> Published(ConnCtl* c, const FifoGeom& g) {
   const uint64_t tail = LoadAcquire(&c->tail);
   FUZZ_CHECK(tail <= g.nslots, "published beyond the free slots");
   for (uint64_t seq = 0; seq < tail; ++seq) {
-    const uint64_t bytes = SlotSizes(c)[seq % g.nslots];
+    uint64_t bytes = SlotSizes(c)[seq % g.nslots];
+    if (g.proto == Proto::kLL) {
+      uint32_t ll_bytes = 0;
+      FUZZ_CHECK(LLHeader(c, g, seq, &ll_bytes), "an LL piece without its size word");
+      bytes = ll_bytes;
+    }
     FUZZ_CHECK(bytes <= PieceCapacity(g), "a published piece larger than a slot");
     if (g.proto == Proto::kLL) {
       FUZZ_CHECK(LLArrivedPart(Team{}, c, g, seq, static_cast<uint32_t>(bytes)), "LL words without their flag");
-      std::vector<uint8_t> words(LLWords(static_cast<uint32_t>(bytes)) * 4);
+      std::vector<uint8_t> words(LLDataWords(static_cast<uint32_t>(bytes)) * 4 + 4);
       LLUnpackPart(Team{}, c, g, seq, static_cast<uint32_t>(bytes), words.data());
       out.emplace_back(reinterpret_cast<const char*>(words.data()), bytes);
     } else {
