@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -170,6 +171,16 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
                                                          const std::vector<DeviceRankBuffers>& buffers,
                                                          const DeviceWorldOptions& o) {
   if (Status st = prims::CheckWorld(programs, buffers.size(), o.geom); !st.ok()) return st.WithContext("DeviceWorld");
+  if (DataTypeSize(type) == 0) return InvalidArgument("DeviceWorld: unknown data type");
+  std::vector<std::array<uint64_t, 3>> sizes;
+  for (const DeviceRankBuffers& b : buffers) {
+    const bool known = b.input_bytes || b.output_bytes || b.scratch_bytes;
+    sizes.push_back({known ? b.input_bytes : UINT64_MAX, known ? b.output_bytes : UINT64_MAX,
+                     known ? b.scratch_bytes : UINT64_MAX});
+  }
+  if (Status st = prims::CheckRegions(programs, sizes, static_cast<uint32_t>(DataTypeSize(type))); !st.ok()) {
+    return st.WithContext("DeviceWorld");
+  }
   if (o.threads < 32 || o.threads > 1024 || o.threads % 32 != 0) {
     return InvalidArgument("DeviceWorld: " + std::to_string(o.threads) +
                            " threads per block (a multiple of 32, at most 1024)");

@@ -8,6 +8,7 @@
 // device cannot hold at once is refused (kUnavailable) rather than left to hang.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,9 @@ struct DeviceRankBuffers {
   void* input = nullptr;  // device pointers
   void* output = nullptr;
   void* scratch = nullptr;  // program.scratch_count elements
+  // Their sizes in bytes: when any is non-zero, programs reaching outside them are refused
+  // (InvalidArgument); all 0: unknown, the programs are trusted.
+  size_t input_bytes = 0, output_bytes = 0, scratch_bytes = 0;
 };
 
 struct DeviceWorldOptions {

@@ -58,6 +58,9 @@ Status RunOnDevice(DataType type, RedOp op, const std::vector<algo::PrimProgram>
     dev[r].output = copies.Copy(host[r].output, host[r].output_bytes);
     dev[r].scratch = copies.Copy(host[r].scratch, host[r].scratch_bytes);
     if (!dev[r].input || !dev[r].output || !dev[r].scratch) return InternalError("device buffers");
+    dev[r].input_bytes = host[r].input_bytes;
+    dev[r].output_bytes = host[r].output_bytes;
+    dev[r].scratch_bytes = host[r].scratch_bytes;
   }
   DeviceWorldOptions d;
   d.geom = o.geom;
@@ -97,6 +100,13 @@ TEST(CudaPrimsArgs, RejectedBeforeTouchingTheDevice) {
   EXPECT_EQ(RunDeviceWorld(DataType::kFloat32, RedOp::kSum, progs, bufs, o).code(), Code::kInvalidArgument);
   o.threads = 256;
   EXPECT_EQ(RunDeviceWorld(DataType::kFloat32, RedOp::kSum, progs, {}, o).code(), Code::kInvalidArgument);
+  // A program reaching past a buffer of known size.
+  DeviceRankBuffers sized;
+  sized.input_bytes = sized.output_bytes = 16;
+  const Status st = RunDeviceWorld(DataType::kFloat32, RedOp::kSum, {OneStream({SendOp(1, 5)}), OneStream({RecvOp(0, 5)})},
+                                   {sized, sized}, o);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("touches input[0, 5) of a buffer of 4 elements"), std::string::npos) << st.ToString();
 }
 
 class CudaPrims : public ::testing::Test {

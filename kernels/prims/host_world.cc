@@ -1,6 +1,7 @@
 #include "kernels/prims/host_world.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -294,6 +295,20 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
 Status RunHostWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram>& programs,
                     const std::vector<HostRankBuffers>& buffers, const HostWorldOptions& options) {
   if (Status st = CheckWorld(programs, buffers.size(), options.geom); !st.ok()) {
+    return st.WithContext("RunHostWorld");
+  }
+  if (DataTypeSize(type) == 0) {
+    return InvalidArgument("RunHostWorld: unknown data type " + std::to_string(static_cast<int>(type)));
+  }
+  std::vector<std::array<uint64_t, 3>> sizes;
+  for (const HostRankBuffers& b : buffers) {
+    // Sizes given: checked; none (all 0): the programs are trusted, as the buffers' owner said.
+    const bool known = b.input_bytes || b.output_bytes || b.scratch_bytes;
+    const uint64_t unknown = UINT64_MAX;
+    sizes.push_back({known ? b.input_bytes : unknown, known ? b.output_bytes : unknown,
+                     known ? b.scratch_bytes : unknown});
+  }
+  if (Status st = CheckRegions(programs, sizes, static_cast<uint32_t>(DataTypeSize(type))); !st.ok()) {
     return st.WithContext("RunHostWorld");
   }
   const Status bad_type = InvalidArgument(std::string("RunHostWorld: ") + RedOpName(op) + " on " + DataTypeName(type));

@@ -21,8 +21,9 @@ struct HostRankBuffers {
   void* input = nullptr;
   void* output = nullptr;
   void* scratch = nullptr;  // program.scratch_count elements
-  // Their sizes, for runners that copy them elsewhere (the device check); RunHostWorld trusts
-  // the programs and ignores these.
+  // Their sizes in bytes: when any is non-zero, RunHostWorld refuses programs that reach outside
+  // them (InvalidArgument), and runners that copy the buffers elsewhere use them; all 0: unknown,
+  // the programs are trusted.
   size_t input_bytes = 0, output_bytes = 0, scratch_bytes = 0;
 };
 

@@ -291,6 +291,19 @@ TEST(HostWorld, BadArgumentsAreRejected) {
   bad = progs;
   bad[1].steps[0].nops = 2;
   EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, b.views, o).code(), Code::kInvalidArgument);
+  // Buffers of known size: a program reaching past one is refused.
+  std::vector<HostRankBuffers> sized = b.views;
+  for (HostRankBuffers& v : sized) {
+    v.input_bytes = v.output_bytes = 64 * sizeof(float);
+  }
+  bad = progs;
+  bad[1].ops[0].dsts[0].offset = 61;  // 4 elements from 61: past 64
+  st = RunHostWorld(DataType::kFloat32, RedOp::kSum, bad, sized, o);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("rank 1's program: stream 0 step 0 op 0 touches output[61, 65) of a buffer of 64"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_TRUE(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, sized, o).ok());
   EXPECT_TRUE(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).ok());
   EXPECT_EQ(b.out[1][3], 1.0f);
 }

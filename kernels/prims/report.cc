@@ -1,5 +1,7 @@
 #include "kernels/prims/report.h"
 
+#include <cstdint>
+
 namespace tutti::prims {
 namespace {
 
@@ -65,6 +67,39 @@ Status CheckWorld(const std::vector<algo::PrimProgram>& programs, size_t nbuffer
   for (size_t r = 0; r < programs.size(); ++r) {
     if (Status st = CheckProgram(programs[r], static_cast<int>(r), static_cast<int>(programs.size())); !st.ok()) {
       return st;
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckRegions(const std::vector<algo::PrimProgram>& programs, const std::vector<std::array<uint64_t, 3>>& sizes,
+                    uint32_t elem) {
+  static const char* const kNames[3] = {"input", "output", "scratch"};
+  for (size_t r = 0; r < programs.size() && r < sizes.size(); ++r) {
+    const algo::PrimProgram& p = programs[r];
+    for (size_t si = 0; si < p.streams.size(); ++si) {
+      const algo::PrimStream& ps = p.streams[si];
+      for (uint32_t k = 0; k < ps.nsteps; ++k) {
+        const algo::PrimStep& step = p.steps[ps.first_step + k];
+        for (uint32_t i = 0; i < step.nops; ++i) {
+          const algo::PrimOp& op = p.ops[step.first_op + i];
+          auto inside = [&](const algo::PrimLoc& l) -> Status {
+            if (l.buf == algo::kPrimRecv || sizes[r][l.buf] == UINT64_MAX) return OkStatus();
+            const uint64_t limit = sizes[r][l.buf] / elem;
+            if (l.offset <= limit && op.count <= limit - l.offset) return OkStatus();
+            return InvalidArgument("rank " + std::to_string(r) + "'s program: stream " + std::to_string(si) + " step " +
+                                   std::to_string(k) + " op " + std::to_string(i) + " touches " + kNames[l.buf] + "[" +
+                                   std::to_string(l.offset) + ", " + std::to_string(l.offset + op.count) +
+                                   ") of a buffer of " + std::to_string(limit) + " elements");
+          };
+          for (int j = 0; j < op.nsrcs; ++j) {
+            if (Status st = inside(op.srcs[j]); !st.ok()) return st;
+          }
+          for (int j = 0; j < op.ndsts; ++j) {
+            if (Status st = inside(op.dsts[j]); !st.ok()) return st;
+          }
+        }
+      }
     }
   }
   return OkStatus();

@@ -2,6 +2,7 @@
 // failed stream's rank, stream and step, the peer, and what it was waiting for.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,12 @@ namespace tutti::prims {
 // sources, at most kPrimMaxDsts destinations and kPrimMaxOpsPerStep ops a step, buffers that
 // exist, early sends after an op of the previous step). InvalidArgument naming rank and op.
 Status CheckWorld(const std::vector<algo::PrimProgram>& programs, size_t nbuffers, const FifoGeom& geom);
+
+// Every local region the programs read or write lies inside its buffer: sizes[r][b] is rank r's
+// buffer b (input, output, scratch) in bytes, or UINT64_MAX where unknown (not checked).
+// InvalidArgument naming rank, stream, step, op and buffer otherwise.
+Status CheckRegions(const std::vector<algo::PrimProgram>& programs, const std::vector<std::array<uint64_t, 3>>& sizes,
+                    uint32_t elem_size);
 
 // "receive from rank 1 (piece 0 of 3), send to rank 2 (piece 1 of 3)": the unfinished ops of
 // the stream's current step (`per`: elements per piece).
