@@ -175,7 +175,8 @@ class Communicator {
   Status ScatterV(const void* send, const Blocks& send_blocks, void* recv, uint64_t count, DataType type, int root,
                   const CollOptions& o = {});
   // send: counts[0] + ... + counts[n-1] elements in rank order; recv: counts[rank()] elements,
-  // reduced over the ranks in rank order. Ops as for ReduceScatter except avg and premul_sum.
+  // reduced over the ranks in rank order. Ops as for ReduceScatter (avg: the sum divided by the
+  // number of ranks; premul_sum: each rank's input scaled by CollOptions::premul_scalar first).
   Status ReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type, RedOp op,
                         const CollOptions& o = {});
   Result<Work> IAllToAllV(const void* send, const Blocks& send_blocks, void* recv, const Blocks& recv_blocks,

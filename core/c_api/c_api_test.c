@@ -131,6 +131,9 @@ int c_api_rank_main(void) {
     CHECK(tuttiReduceScatterV(in_v, out_v, counts, tuttiFloat32, tuttiSum, comm, NULL));
     for (size_t j = 0; j < counts[rank]; ++j)
       if (out_v[j] != n * (n + 1) / 2.0f) return 34;
+    CHECK(tuttiReduceScatterV(in_v, out_v, counts, tuttiFloat32, tuttiAvg, comm, NULL));
+    for (size_t j = 0; j < counts[rank]; ++j)
+      if (out_v[j] != (n + 1) / 2.0f) return 37;
     /* A missing counts array is an error naming it. */
     if (tuttiAllGatherV(mine_v, 1, got, NULL, NULL, tuttiInt32, comm, NULL) != tuttiInvalidArgument) return 35;
     if (strstr(tuttiGetLastError(), "null receive counts") == NULL) return 36;

@@ -129,7 +129,7 @@ tuttiResult_t tuttiAllReducePremulSum(const void* sendbuf, void* recvbuf, size_t
  * (gatherv's recvcounts and rdispls, scatterv's sendcounts and sdispls) may be NULL elsewhere.
  * Ranks must agree on every block's count (a disagreement is tuttiMismatch); send and receive
  * buffers must not overlap. tuttiReduceScatterV: sendbuf holds recvcounts[0] + ... elements in
- * rank order, recvbuf this rank's block, reduced in rank order; not avg or premul_sum. */
+ * rank order, recvbuf this rank's block, reduced in rank order (tuttiAvg included). */
 tuttiResult_t tuttiAllGatherV(const void* sendbuf, size_t sendcount, void* recvbuf, const size_t* recvcounts,
                               const size_t* rdispls, tuttiDataType_t datatype, tuttiComm_t comm,
                               tuttiWork_t* work);

@@ -2,6 +2,7 @@
 // reduce_scatter_v): argument checks, then the schedule of algorithms/vector.h run by the
 // collective executor, in the same numbering as the other collectives (so a rank that called
 // something else here is caught by the messages' signatures).
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "core/coll/coll_registry.h"
 #include "core/coll/executor.h"
 #include "core/communicator.h"
+#include "kernels/cpu/reduce.h"
 
 namespace tutti {
 
@@ -52,9 +54,12 @@ Result<Work> Communicator::StartVector(const VCall& c) {
   if (elem == 0) return InvalidArgument(who + ": unknown data type " + std::to_string(static_cast<int>(c.type)));
   if (c.reduces) {
     if (static_cast<int>(c.op) >= kNumRedOps) return InvalidArgument(who + ": unknown reduction op");
-    if (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum)
-      return InvalidArgument(who + ": " + RedOpName(c.op) + " is not supported by the v-collectives (sum, prod, "
-                                                             "min, max and the bitwise ops are)");
+    if (c.op == RedOp::kPremulSum) {
+      if (!std::isfinite(c.opts.premul_scalar)) return InvalidArgument(who + ": premul_sum scalar is not finite");
+      // The scalar must suit the type (a whole number in range for integer types); no memory touched.
+      if (Status st = kernels::ScaleBy(nullptr, nullptr, 0, c.type, c.opts.premul_scalar); !st.ok())
+        return st.WithContext(who);
+    }
     if (!OpTakesType(c.op, c.type))
       return InvalidArgument(who + ": " + RedOpName(c.op) + " needs an integer type, not " + DataTypeName(c.type));
   }
@@ -76,11 +81,25 @@ Result<Work> Communicator::StartVector(const VCall& c) {
   const uint64_t seq = ++coll_seq_;
   Result<Work> started = [&]() -> Result<Work> {
     TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, buffers_->Get(c.schedule->scratch_count * elem));
-    const CollBuffers bufs{static_cast<const char*>(c.send), static_cast<char*>(c.recv), c.in_count, c.out_count};
+    // premul_sum: this rank's input scaled into a private copy first; avg: the sum divided by the
+    // number of ranks at the end. Both then reduce as sum.
+    const char* send = static_cast<const char*>(c.send);
+    CollLocalWork extra;
+    if (c.reduces && c.op == RedOp::kPremulSum && c.in_count > 0) {
+      TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scaled, buffers_->Get(c.in_count * elem));
+      extra.before.push_back(exec::LocalTask::Scale(scaled.get(), send, c.in_count, c.type, c.opts.premul_scalar));
+      send = scaled.get();
+      extra.keep = std::move(scaled);
+    }
+    if (c.reduces && c.op == RedOp::kAvg && c.out_count > 0) {
+      extra.after.push_back(exec::LocalTask::Divide(c.recv, c.out_count, c.type, size_));
+    }
+    const RedOp run_op = !c.reduces ? RedOp::kSum : (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
+    const CollBuffers bufs{send, static_cast<char*>(c.recv), c.in_count, c.out_count};
     const uint32_t sig = Signature(std::string(c.name) + "/" + DataTypeName(c.type) + "/" +
                                    (c.reduces ? RedOpName(c.op) : "-"));
-    auto run = std::make_shared<CollectiveRun>(engine_, local_, c.schedule, bufs, std::move(scratch), c.type,
-                                               c.reduces ? c.op : RedOp::kSum, sig, seq, label, CollLocalWork{});
+    auto run = std::make_shared<CollectiveRun>(engine_, local_, c.schedule, bufs, std::move(scratch), c.type, run_op,
+                                               sig, seq, label, std::move(extra));
     TUTTI_RETURN_IF_ERROR(run->Validate());
     colls_->EndIssue(run);
     run->Advance();

@@ -5,6 +5,7 @@
 // left held afterwards.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -133,7 +134,7 @@ TEST_P(VColl, ReduceScatterV) {
     for (int i = 0; i < n; ++i) counts[i] = i == 1 ? 0 : 40 * i + 9;
     uint64_t total = 0;
     for (uint64_t v : counts) total += v;
-    for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kBxor}) {
+    for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kBxor, RedOp::kAvg}) {
       RunThreadRanks(n, [&](Communicator& c) {
         const int me = c.rank();
         auto value = [](int r, uint64_t i) { return static_cast<int64_t>((r * 131 + i * 7) % 1000) - 300; };
@@ -147,9 +148,10 @@ TEST_P(VColl, ReduceScatterV) {
           int64_t want = value(0, base + e);
           for (int r = 1; r < n; ++r) {
             const int64_t v = value(r, base + e);
-            want = op == RedOp::kSum ? want + v : op == RedOp::kMax ? std::max(want, v) : (want ^ v);
+            want = op == RedOp::kSum || op == RedOp::kAvg ? want + v : op == RedOp::kMax ? std::max(want, v) : (want ^ v);
           }
-          ASSERT_EQ(out[e], want) << "element " << e << " of rank " << me;
+          if (op == RedOp::kAvg) want /= n;  // integers truncate
+          ASSERT_EQ(out[e], want) << "element " << e << " of rank " << me << " " << RedOpName(op);
         }
       }, Opts());
     }
@@ -169,11 +171,31 @@ TEST_P(VColl, ReduceScatterV) {
   }, Opts());
 }
 
+// premul_sum: each rank's input scaled by its own scalar, then summed in rank order.
+TEST_P(VColl, ReduceScatterVPremulSum) {
+  RunThreadRanks(3, [&](Communicator& c) {
+    const std::vector<uint64_t> counts = {4, 0, 7};
+    std::vector<float> in(11), out(counts[c.rank()], -1.0f);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(c.rank() * 10 + i);
+    CollOptions o;
+    o.premul_scalar = 0.5 * (c.rank() + 1);
+    ASSERT_TRUE(c.ReduceScatterV(in.data(), out.data(), counts, DataType::kFloat32, RedOp::kPremulSum, o).ok());
+    const uint64_t base = c.rank() == 2 ? 4 : 0;
+    for (uint64_t e = 0; e < counts[c.rank()]; ++e) {
+      float want = 0;
+      for (int r = 0; r < 3; ++r) want += static_cast<float>(r * 10 + base + e) * (0.5f * (r + 1));
+      EXPECT_EQ(out[e], want) << "element " << e << " of rank " << c.rank();
+    }
+    // The caller's input is untouched (scaled into a private copy).
+    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(in[i], static_cast<float>(c.rank() * 10 + i));
+  }, Opts());
+}
+
 TEST_P(VColl, DisagreementsAndBadArgumentsAreClearErrors) {
   RunThreadRanks(2, [&](Communicator& c) {
     std::vector<float> a(64), b(64);
     Communicator::Blocks two{{4, 4}, {}};
-    // wrong number of counts; overlapping receive blocks; overlapping buffers; avg
+    // wrong number of counts; overlapping receive blocks; overlapping buffers; a NaN premul scalar
     Status st = c.AllToAllV(a.data(), Communicator::Blocks{{4}, {}}, b.data(), two, DataType::kFloat32);
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
     EXPECT_NE(st.message().find("1 counts"), std::string::npos) << st.message();
@@ -182,7 +204,9 @@ TEST_P(VColl, DisagreementsAndBadArgumentsAreClearErrors) {
     EXPECT_NE(st.message().find("overlap"), std::string::npos) << st.message();
     st = c.AllToAllV(a.data(), two, a.data() + 2, two, DataType::kFloat32);
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
-    st = c.ReduceScatterV(a.data(), b.data(), {3, 3}, DataType::kFloat32, RedOp::kAvg);
+    CollOptions nan_scalar;
+    nan_scalar.premul_scalar = std::nan("");
+    st = c.ReduceScatterV(a.data(), b.data(), {3, 3}, DataType::kFloat32, RedOp::kPremulSum, nan_scalar);
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
     st = c.ReduceScatterV(a.data(), b.data(), {3, 3}, DataType::kFloat32, RedOp::kBand);
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
