@@ -61,13 +61,16 @@ Status FifoProxy::Collect(bool* moved) {
   }
   for (Out& out : outs_) {
     while (tx_.size() - tx_at_ < kMaxQueued && LoadAcquire(&out.conn->tail) > out.next) {
-      uint64_t bytes = SlotSizes(out.conn)[out.next % geom_.nslots];
+      // Simple: the size beside the slot; LL: the piece's size word (the flags make the words
+      // valid, whatever order the sender's stores became visible in).
+      uint64_t bytes = 0;
       const uint8_t* data = Slot(out.conn, geom_, out.next);
       if (geom_.proto == Proto::kLL) {
-        // The flags make the words valid, whatever order the sender's stores became visible in.
         uint32_t ll_bytes = 0;
         if (!LLHeader(out.conn, geom_, out.next, &ll_bytes)) break;
         bytes = ll_bytes;
+      } else {
+        bytes = SlotSizes(out.conn)[out.next % geom_.nslots];
       }
       if (bytes > PieceCapacity(geom_)) {
         return ProtocolError("connection " + std::to_string(out.id) + " piece " + std::to_string(out.next) + " claims " +
