@@ -33,8 +33,8 @@ __device__ __forceinline__ uint64_t GlobalNs() {
 }
 
 template <class S, class Op>
-__global__ void WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns,
-                            volatile unsigned long long* progress) {
+__global__ void __launch_bounds__(kMaxBlockThreads)
+    WorldKernel(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns, volatile unsigned long long* progress) {
   const BlockTask& t = tasks[blockIdx.x];
   const prims::Team team;
   prims::StreamExec<S, Op> exec(t.prog, t.view, t.stream, t.state);
@@ -181,9 +181,9 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
   if (Status st = prims::CheckRegions(programs, sizes, static_cast<uint32_t>(DataTypeSize(type))); !st.ok()) {
     return st.WithContext("DeviceWorld");
   }
-  if (o.threads < 32 || o.threads > 1024 || o.threads % 32 != 0) {
-    return InvalidArgument("DeviceWorld: " + std::to_string(o.threads) +
-                           " threads per block (a multiple of 32, at most 1024)");
+  if (o.threads < 32 || o.threads > kMaxBlockThreads || o.threads % 32 != 0) {
+    return InvalidArgument("DeviceWorld: " + std::to_string(o.threads) + " threads per block (a multiple of 32, at most " +
+                           std::to_string(kMaxBlockThreads) + ")");
   }
   auto impl = std::make_unique<Impl>();
   const Status bad_type = InvalidArgument(std::string("DeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));

@@ -30,10 +30,14 @@ struct DeviceRankBuffers {
   size_t input_bytes = 0, output_bytes = 0, scratch_bytes = 0;
 };
 
+// The kernel is compiled for blocks of at most this many threads (__launch_bounds__), which
+// leaves it up to 128 registers a thread; 1024 threads would cap it at 64 and spill.
+inline constexpr int kMaxBlockThreads = 512;
+
 struct DeviceWorldOptions {
   prims::FifoGeom geom;
   uint64_t counter_base = 0;  // as HostWorldOptions::counter_base (LL flag wrap-around)
-  int threads = 256;          // per block
+  int threads = 256;          // per block: a multiple of 32, at most kMaxBlockThreads
   // A block that cannot move for this long fails (kTimeout, naming what it waits for); the
   // others then stop (kAborted). The host waits for the kernel twice as long, plus 5 s.
   double timeout_s = 10;

@@ -98,6 +98,8 @@ TEST(CudaPrimsArgs, RejectedBeforeTouchingTheDevice) {
   o.geom = FifoGeom{2, 64, Proto::kSimple};
   o.threads = 33;
   EXPECT_EQ(RunDeviceWorld(DataType::kFloat32, RedOp::kSum, progs, bufs, o).code(), Code::kInvalidArgument);
+  o.threads = kMaxBlockThreads + 32;  // more than the kernel is compiled for
+  EXPECT_EQ(RunDeviceWorld(DataType::kFloat32, RedOp::kSum, progs, bufs, o).code(), Code::kInvalidArgument);
   o.threads = 256;
   EXPECT_EQ(RunDeviceWorld(DataType::kFloat32, RedOp::kSum, progs, {}, o).code(), Code::kInvalidArgument);
   // A program reaching past a buffer of known size.
@@ -174,7 +176,7 @@ TEST_F(CudaPrims, EveryTypeAndOp) {
 }
 
 TEST_F(CudaPrims, BlockSizesAndWrappingFlags) {
-  for (int threads : {32, 128, 1024}) {
+  for (int threads : {32, 128, kMaxBlockThreads}) {
     g_threads = threads;
     for (Proto proto : {Proto::kSimple, Proto::kLL}) {
       prims::WorldCheck c = DeviceCheck("ring", Collective::kAllReduce, 4, 3001, FifoGeom{2, 64, proto});
