@@ -1,9 +1,10 @@
 /* An NCCL program, compiled against NCCL's own nccl.h, run on tutti's libnccl.so.2 with host
- * memory: rank processes made by fork (the id from ncclGetUniqueId is inherited), every
+ * memory: rank processes made by fork (the parent's id from ncclGetUniqueId reaches them by pipe), every
  * collective checked, send/recv in a group, a premul_sum op, a split, errors; then one thread
  * driving every rank's communicator (ncclCommInitAll, and init inside a group as nccl-tests does).
  *   nccl_abi_test [NRANKS]   (exit status 0: all checks passed) */
 #include <nccl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +31,24 @@
 
 static int rank = -1;
 
-/* Children start only once all are forked (the parent closes the gate's write end): a fork while
- * an earlier child talks to the parent's store server would copy that thread's half-built
- * request into the new child, where LeakSanitizer reports it as a leak (the thread is gone). */
-static int gate[2] = {-1, -1};
-
-static void run_rank(ncclUniqueId id, int n, int me) {
+/* The rank processes are forked before the parent touches the library, as MPI launches them:
+ * a fork while another thread of the parent (the store server that ncclGetUniqueId starts) holds
+ * an allocator lock leaves the child deadlocked in its first malloc (sanitizer runtimes do not
+ * guard their allocator across fork). The parent then makes the id and hands it to each child
+ * through a pipe, as a program would broadcast it. */
+static void run_rank(int id_fd, int n, int me) {
   rank = me;
-  close(gate[1]);
-  char c;
-  while (read(gate[0], &c, 1) > 0) {
+  ncclUniqueId id;
+  size_t got = 0;
+  while (got < sizeof(id)) {
+    ssize_t k = read(id_fd, (char*)&id + got, sizeof(id) - got);
+    if (k <= 0) {
+      fprintf(stderr, "rank %d: no unique id from the parent\n", me);
+      exit(12);
+    }
+    got += (size_t)k;
   }
-  close(gate[0]);
+  close(id_fd);
   ncclComm_t comm;
   CHECK(ncclCommInitRank(&comm, n, id, me));
   int v = 0, count = 0, r = -1;
@@ -183,9 +190,51 @@ static int one_thread(int n) {
   return 0;
 }
 
+/* Waits for every child until `deadline_s` has passed, then kills those left: a hung rank is a
+ * failure naming it, never a hung test. */
+static int wait_children(const pid_t* pids, int n, int deadline_s) {
+  int failed = 0, left = n;
+  int done[8] = {0};
+  for (long waited_ms = 0; left > 0; waited_ms += 10) {
+    for (int r = 0; r < n; ++r) {
+      int st = 0;
+      if (done[r] || waitpid(pids[r], &st, WNOHANG) != pids[r]) continue;
+      done[r] = 1;
+      --left;
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "rank %d ended with status %d\n", r, st);
+        failed = 1;
+      }
+    }
+    if (left > 0 && waited_ms >= deadline_s * 1000L) {
+      for (int r = 0; r < n; ++r) {
+        if (done[r]) continue;
+        fprintf(stderr, "rank %d (pid %d) did not finish within %d s: killed\n", r, (int)pids[r], deadline_s);
+        kill(pids[r], SIGKILL);
+        waitpid(pids[r], NULL, 0);
+      }
+      return 1;
+    }
+    if (left > 0) usleep(10000);
+  }
+  return failed;
+}
+
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 3;
   if (n < 1 || n > 8) return 2;
+  pid_t pids[8];
+  int id_pipes[8][2];
+  for (int r = 0; r < n; ++r) {
+    if (pipe(id_pipes[r]) != 0) return 3;
+    pids[r] = fork();
+    if (pids[r] < 0) return 3;
+    if (pids[r] == 0) {
+      for (int q = 0; q <= r; ++q) close(id_pipes[q][1]); /* the read ends before r: closed */
+      run_rank(id_pipes[r][0], n, r);
+    }
+    close(id_pipes[r][0]);
+  }
   rank = 0;
   ncclUniqueId id;
   ncclUniqueId zero;
@@ -193,24 +242,12 @@ int main(int argc, char** argv) {
   ncclComm_t bad;
   EXPECT(ncclCommInitRank(&bad, 2, zero, 0) == ncclInvalidArgument); /* not an id of ours */
   CHECK(ncclGetUniqueId(&id));
-  if (pipe(gate) != 0) return 3;
-  pid_t pids[8];
   for (int r = 0; r < n; ++r) {
-    pids[r] = fork();
-    if (pids[r] == 0) run_rank(id, n, r);
+    if (write(id_pipes[r][1], &id, sizeof(id)) != (ssize_t)sizeof(id)) return 3;
+    close(id_pipes[r][1]);
   }
-  close(gate[0]);
-  close(gate[1]); /* every child forked: go */
-  int failed = 0;
-  for (int r = 0; r < n; ++r) {
-    int st = 0;
-    waitpid(pids[r], &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "rank %d ended with status %d\n", r, st);
-      failed = 1;
-    }
-  }
-  if (failed) return 1;
+  const char* d = getenv("NCCL_ABI_TEST_DEADLINE_S");
+  if (wait_children(pids, n, d != NULL ? atoi(d) : 240) != 0) return 1;
   if (one_thread(n) != 0) return 1;
   printf("nccl_abi_test: %d ranks passed\n", n);
   return 0;
