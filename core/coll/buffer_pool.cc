@@ -17,9 +17,10 @@ Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
   if (bytes == 0) return std::shared_ptr<char>();
   char* p = nullptr;
   size_t got = 0;
+  std::vector<char*> victims;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    TrimLocked(Clock::now());
+    if (!allocator_.free_in_background) TrimLocked(Clock::now(), &victims);
     // The smallest free buffer that is large enough.
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it)
@@ -31,6 +32,7 @@ Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
       free_.erase(best);
     }
   }
+  FreeAll(victims);
   if (p == nullptr) {
     p = allocator_.alloc(bytes);
     if (p == nullptr) {
@@ -53,23 +55,35 @@ Result<std::shared_ptr<char>> BufferPool::Get(size_t bytes) {
 }
 
 void BufferPool::Put(char* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Clock::time_point now = Clock::now();
-  free_.push_back({p, bytes, now});
-  kept_bytes_ += bytes;
-  TrimLocked(now);
+  std::vector<char*> victims;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Clock::time_point now = Clock::now();
+    free_.push_back({p, bytes, now});
+    kept_bytes_ += bytes;
+    if (!allocator_.free_in_background) TrimLocked(now, &victims);
+  }
+  FreeAll(victims);
 }
 
 void BufferPool::TrimIdle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!free_.empty()) TrimLocked(Clock::now());
+  std::vector<char*> victims;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) TrimLocked(Clock::now(), &victims);
+  }
+  FreeAll(victims);
 }
 
-void BufferPool::TrimLocked(Clock::time_point now) {
+void BufferPool::FreeAll(const std::vector<char*>& victims) const {
+  for (char* p : victims) allocator_.free(p);
+}
+
+void BufferPool::TrimLocked(Clock::time_point now, std::vector<char*>* victims) {
   for (auto it = free_.begin(); it != free_.end();) {
     if (now - it->since > max_idle_) {
       kept_bytes_ -= it->bytes;
-      allocator_.free(it->p);
+      victims->push_back(it->p);
       it = free_.erase(it);
     } else {
       ++it;
@@ -80,7 +94,7 @@ void BufferPool::TrimLocked(Clock::time_point now) {
     auto smallest = std::min_element(free_.begin(), free_.end(),
                                      [](const Free& a, const Free& b) { return a.bytes < b.bytes; });
     kept_bytes_ -= smallest->bytes;
-    allocator_.free(smallest->p);
+    victims->push_back(smallest->p);
     free_.erase(smallest);
   }
 }

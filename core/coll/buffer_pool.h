@@ -29,6 +29,10 @@ struct BufferAllocator {
   std::function<char*(size_t)> alloc;
   std::function<void(char*)> free;
   std::string what = "collective scratch space";  // for the out-of-memory message
+  // Buffers are freed only by TrimIdle (the progress thread), never by a call's Get or Put:
+  // for CUDA memory, whose release waits for every kernel on the device, peers' fused kernels
+  // included, which may be waiting for this rank's call.
+  bool free_in_background = false;
   static BufferAllocator Host();
 };
 
@@ -58,8 +62,10 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
     Clock::time_point since;
   };
   void Put(char* p, size_t bytes);
-  // Drops buffers over the limits or idle too long (mu_ held).
-  void TrimLocked(Clock::time_point now);
+  // Takes buffers over the limits or idle too long out of the pool into *victims (mu_ held);
+  // the caller frees them after unlocking.
+  void TrimLocked(Clock::time_point now, std::vector<char*>* victims);
+  void FreeAll(const std::vector<char*>& victims) const;
 
   const std::chrono::milliseconds max_idle_;
   const BufferAllocator allocator_;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 namespace tutti {
 namespace {
@@ -42,6 +44,29 @@ TEST(BufferPool, KeepsAtMostTheLimitOfBuffers) {
   size_t biggest_kept = 0;
   for (size_t i = 0; i < BufferPool::kMaxKeptBuffers; ++i) biggest_kept += 4096 * (i + 5);
   EXPECT_EQ(pool->kept_bytes(), biggest_kept);  // the smallest four were dropped
+}
+
+// Device pools: a call's Get or Put never frees (a CUDA release waits for every kernel on the
+// device); the progress thread's TrimIdle does, over the limits too.
+TEST(BufferPool, FreesOnlyInTheBackgroundWhenAsked) {
+  auto freed = std::make_shared<std::atomic<int>>(0);
+  BufferAllocator a = BufferAllocator::Host();
+  auto host_free = a.free;
+  a.free = [freed, host_free](char* p) {
+    ++*freed;
+    host_free(p);
+  };
+  a.free_in_background = true;
+  auto pool = std::make_shared<BufferPool>(std::chrono::milliseconds(0), a);
+  {
+    std::vector<std::shared_ptr<char>> held;
+    for (size_t i = 0; i < BufferPool::kMaxKeptBuffers + 4; ++i) held.push_back(*pool->Get(4096 * (i + 1)));
+  }
+  { auto again = pool->Get(1 << 20); }
+  EXPECT_EQ(freed->load(), 0);
+  pool->TrimIdle();  // idle for more than 0 ms: all of them
+  EXPECT_EQ(freed->load(), static_cast<int>(BufferPool::kMaxKeptBuffers) + 5);
+  EXPECT_EQ(pool->kept_bytes(), 0u);
 }
 
 TEST(BufferPool, AnImpossibleSizeIsAnErrorValue) {

@@ -33,6 +33,7 @@ Result<std::shared_ptr<char>> DevicePath::Staging(size_t bytes) {
       a.alloc = [rt, keep](size_t n) { return rt->AllocStaging(n); };
       a.free = [rt, keep](char* p) { rt->FreeStaging(p); };
       a.what = "page-locked staging memory (" + rt_->name() + ")";
+      a.free_in_background = true;
       staging_ = std::make_shared<BufferPool>(BufferPool::kMaxIdle, std::move(a));
     }
     pool = staging_;
@@ -53,6 +54,7 @@ Result<std::shared_ptr<char>> DevicePath::DeviceBuffer(int device, size_t bytes)
       a.alloc = [rt, keep, device](size_t n) { return rt->AllocDevice(device, n); };
       a.free = [rt, keep, device](char* p) { rt->FreeDevice(device, p); };
       a.what = "memory of " + rt_->name() + " device " + std::to_string(device);
+      a.free_in_background = true;
       slot = std::make_shared<BufferPool>(BufferPool::kMaxIdle, std::move(a));
     }
     pool = slot;
@@ -61,9 +63,15 @@ Result<std::shared_ptr<char>> DevicePath::DeviceBuffer(int device, size_t bytes)
 }
 
 void DevicePath::TrimIdle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (staging_) staging_->TrimIdle();
-  for (auto& [device, pool] : device_pools_) pool->TrimIdle();
+  // The pools are trimmed outside mu_: releasing CUDA memory can wait a long time (for every
+  // kernel on the device), and a call must not wait for it to get its buffers.
+  std::vector<std::shared_ptr<BufferPool>> pools;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (staging_) pools.push_back(staging_);
+    for (auto& [device, pool] : device_pools_) pools.push_back(pool);
+  }
+  for (auto& pool : pools) pool->TrimIdle();
 }
 
 }  // namespace tutti
