@@ -8,23 +8,24 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/world_kernel.h"
 #include "kernels/functors.h"
 #include "kernels/prims/report.h"
 #include "kernels/prims/stream_exec.h"
 
 namespace tutti::cuda {
-namespace {
 
-struct BlockTask {
-  prims::ProgramView prog;
-  prims::RankView view;
-  uint32_t stream;
-  prims::StreamState* state;
-};
+using detail::BlockTask;
+using detail::CudaError;
+using detail::KernelFn;
+using detail::PickKernel;
+
+namespace {
 
 __device__ __forceinline__ uint64_t GlobalNs() {
   uint64_t t;
@@ -91,9 +92,6 @@ __global__ void InitCounters(uint8_t* mem, size_t stride, size_t n, uint64_t bas
   }
 }
 
-Status CudaError(const char* what, cudaError_t e) {
-  return InternalError(std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 // Device memory released with the world unless kept (a kernel that never ended still uses it).
 class DeviceArena {
@@ -118,7 +116,6 @@ class DeviceArena {
 
 size_t Align(size_t x) { return (x + 63) / 64 * 64; }
 
-using KernelFn = void (*)(const BlockTask*, int*, uint64_t, volatile unsigned long long*);
 
 // Bytes one run moves through device memory: every source read (a slot for received data),
 // every destination and sent slot written; LL pieces move twice their data.
@@ -136,6 +133,32 @@ uint64_t Traffic(const std::vector<algo::PrimProgram>& programs, size_t elem, co
 }
 
 }  // namespace
+
+namespace detail {
+
+Status CudaError(const char* what, cudaError_t e) {
+  return InternalError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+Status PickKernel(DataType type, RedOp op, KernelFn* kernel, size_t* elem) {
+  const Status bad_type = InvalidArgument(std::string("DeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
+  return kernels::DispatchType(
+      type,
+      [&](auto tag) -> Status {
+        using S = typename decltype(tag)::type;
+        *elem = sizeof(S);
+        return kernels::DispatchOp<kernels::Accum<S>>(
+            op,
+            [&](auto optag) -> Status {
+              *kernel = WorldKernel<S, typename decltype(optag)::type>;
+              return OkStatus();
+            },
+            [&] { return bad_type; });
+      },
+      [&] { return bad_type; });
+}
+
+}  // namespace detail
 
 struct DeviceWorld::Impl {
   DeviceArena arena;
@@ -159,11 +182,42 @@ struct DeviceWorld::Impl {
   std::string broken;  // why a run failed: the connections' state is then unknown
 };
 
+
 DeviceWorld::DeviceWorld(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 DeviceWorld::~DeviceWorld() {
   if (impl_ && impl_->done) cudaEventDestroy(impl_->done);
   if (impl_ && impl_->progress) cudaFreeHost(const_cast<unsigned long long*>(impl_->progress));
+}
+
+// What every world needs besides its image: the progress words the host watches, a check that
+// every block fits on the device at once, the completion event.
+Status FinishSetup(DeviceWorld::Impl* impl, const DeviceWorldOptions& o) {
+  void* progress = nullptr;
+  if (cudaError_t e = cudaHostAlloc(&progress, std::max<size_t>(impl->ntasks, 1) * sizeof(unsigned long long),
+                                    cudaHostAllocMapped);
+      e != cudaSuccess) {
+    return CudaError("cudaHostAlloc of the progress words", e);
+  }
+  impl->progress = static_cast<volatile unsigned long long*>(progress);
+
+  // Every block resident at once, or none launched.
+  int device = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, impl->kernel, o.threads, 0);
+      e != cudaSuccess) {
+    return CudaError("occupancy query", e);
+  }
+  if (static_cast<size_t>(per_sm) * sms < impl->ntasks) {
+    return UnavailableError("the fused kernel needs " + std::to_string(impl->ntasks) + " blocks of " +
+                            std::to_string(o.threads) + " threads resident at once; the device holds " +
+                            std::to_string(per_sm * sms));
+  }
+  if (cudaError_t e = cudaEventCreateWithFlags(&impl->done, cudaEventDisableTiming); e != cudaSuccess) {
+    return CudaError("cudaEventCreate", e);
+  }
+  return OkStatus();
 }
 
 Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op,
@@ -186,22 +240,7 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
                            std::to_string(kMaxBlockThreads) + ")");
   }
   auto impl = std::make_unique<Impl>();
-  const Status bad_type = InvalidArgument(std::string("DeviceWorld: ") + RedOpName(op) + " on " + DataTypeName(type));
-  Status typed = kernels::DispatchType(
-      type,
-      [&](auto tag) -> Status {
-        using S = typename decltype(tag)::type;
-        impl->elem = sizeof(S);
-        return kernels::DispatchOp<kernels::Accum<S>>(
-            op,
-            [&](auto optag) -> Status {
-              impl->kernel = WorldKernel<S, typename decltype(optag)::type>;
-              return OkStatus();
-            },
-            [&] { return bad_type; });
-      },
-      [&] { return bad_type; });
-  if (!typed.ok()) return typed;
+  TUTTI_RETURN_IF_ERROR(PickKernel(type, op, &impl->kernel, &impl->elem));
   if (Result<int> count = DeviceCount(); !count.ok()) return count.status();
   impl->programs = programs;
   impl->options = o;
@@ -298,30 +337,7 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::Create(DataType type, RedOp op
   impl->nconns = nconns;
   impl->stride = stride;
   impl->nranks = n;
-  void* progress = nullptr;
-  if (cudaError_t e = cudaHostAlloc(&progress, std::max<size_t>(impl->ntasks, 1) * sizeof(unsigned long long),
-                                    cudaHostAllocMapped);
-      e != cudaSuccess) {
-    return CudaError("cudaHostAlloc of the progress words", e);
-  }
-  impl->progress = static_cast<volatile unsigned long long*>(progress);
-
-  // Every block resident at once, or none launched.
-  int device = 0, sms = 0, per_sm = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, impl->kernel, o.threads, 0);
-      e != cudaSuccess) {
-    return CudaError("occupancy query", e);
-  }
-  if (static_cast<size_t>(per_sm) * sms < impl->ntasks) {
-    return UnavailableError("the fused kernel needs " + std::to_string(impl->ntasks) + " blocks of " +
-                            std::to_string(o.threads) + " threads resident at once; the device holds " +
-                            std::to_string(per_sm * sms));
-  }
-  if (cudaError_t e = cudaEventCreateWithFlags(&impl->done, cudaEventDisableTiming); e != cudaSuccess) {
-    return CudaError("cudaEventCreate", e);
-  }
+  TUTTI_RETURN_IF_ERROR(FinishSetup(impl.get(), o));
   const uint64_t traffic = Traffic(programs, impl->elem, o.geom);
   std::unique_ptr<DeviceWorld> world(new DeviceWorld(std::move(impl)));
   world->traffic_ = traffic;

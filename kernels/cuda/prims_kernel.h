@@ -70,8 +70,9 @@ class DeviceWorld {
   // memory-traffic bound of a benchmark.
   uint64_t TrafficBytes() const { return traffic_; }
 
+  struct Impl;  // (prims_kernel.cu)
+
  private:
-  struct Impl;
   explicit DeviceWorld(std::unique_ptr<Impl> impl);
   Status WaitRun();
   std::unique_ptr<Impl> impl_;

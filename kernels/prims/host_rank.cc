@@ -62,6 +62,7 @@ Status RunTyped(const RankRun& run) {
       }
     }
   };
+  if (run.before_launch) TUTTI_RETURN_IF_ERROR(run.before_launch());
   // The last stream runs on the calling thread: a one-stream program starts no thread.
   std::vector<std::thread> threads;
   for (uint32_t s = 0; s + 1 < nstreams; ++s) threads.emplace_back(body, s);

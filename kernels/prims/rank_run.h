@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "algorithms/prim_program.h"
@@ -28,6 +29,11 @@ struct RankRun {
   uint8_t* stage = nullptr;  // LL staging: geom.slot_bytes per stream, this rank's own
   FifoGeom geom;
   double timeout_s = 60;  // a stream that cannot move for this long fails (kTimeout)
+  // Called once everything of the run is allocated and staged, right before the program starts
+  // (may be empty). Ranks that are threads sharing one GPU meet here: an allocation or a memset
+  // by one rank while a peer's kernel already waits for it would keep its own kernel from
+  // running beside the peer's (CUDA's implicit synchronisation), a deadlock.
+  std::function<Status()> before_launch;
 };
 
 // Checks a run before anything touches memory: a program well formed for a world of nranks
