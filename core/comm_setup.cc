@@ -13,6 +13,7 @@
 #include "core/coll/buffer_pool.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
+#include "core/coll/fused_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/coll/slot_setup.h"
@@ -282,6 +283,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
   if (!store) return InvalidArgument("no store given");
   TUTTI_ASSIGN_OR_RETURN(Resolved cfg, Resolve(rank, size, opts));
   TUTTI_ASSIGN_OR_RETURN(CollConfig coll_cfg, CollConfig::FromEnv());
+  TUTTI_ASSIGN_OR_RETURN(FusedConfig fused_cfg, FusedConfigFromEnv());
   SetLogRank(rank);
   // Let peers read our buffers with process_vm_readv even under Yama's ptrace restrictions.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -490,6 +492,10 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     comm->devices_ = std::make_shared<DevicePath>(opts.device_runtime);
     comm->plans_ = std::make_shared<PlanCache>();
     comm->coll_cfg_ = std::make_shared<const CollConfig>(std::move(coll_cfg));
+    if (fused_cfg.enabled && comm->local_size_ == size && comm->devices_->runtime() != nullptr &&
+        comm->devices_->runtime()->HasFused()) {
+      comm->fused_ = std::make_shared<FusedPath>(comm->devices_->runtime(), store, rank, size, fused_cfg);
+    }
     std::weak_ptr<CollRegistry> colls = comm->colls_;
     std::weak_ptr<BufferPool> pool = comm->buffers_;
     std::weak_ptr<DevicePath> devices = comm->devices_;

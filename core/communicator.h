@@ -66,6 +66,7 @@ struct StreamGate;
 struct Registration;  // core/mem/registration_cache.h
 class RegistrationCache;
 class SlotChannel;
+class FusedPath;
 class SlotRun;
 struct SlotWaitEnv;
 
@@ -257,10 +258,19 @@ class Communicator {
   Result<Work> StartSlotCollective(const CollCall& call, const CallShape& shape);
   Status RunSlotCollective(const CollCall& call, const CallShape& shape);
   Result<CallShape> CheckCall(const CollCall& call) const;
-  Result<std::shared_ptr<const CollPlan>> PlanFor(const CollCall& call);
-  Result<PreparedRun> PrepareRun(const CollCall& call, const CallShape& shape, const CollPlan& plan, uint64_t seq);
+  Result<std::shared_ptr<const CollPlan>> PlanFor(const CollCall& call, const CallShape& shape);
+  // `staged`: device buffers get page-locked host mirrors (the staged device path).
+  Result<PreparedRun> PrepareRun(const CollCall& call, const CallShape& shape, const CollPlan& plan, uint64_t seq,
+                                 bool staged = true);
+  // On device memory through the fused kernels (core/coll/fused_run.cc): whether the call takes
+  // that path (the same answer on every rank that calls with device memory), and the call, run
+  // to its end before it returns.
+  bool TakesFused(const CallShape& shape, const CollPlan& plan) const;
+  Result<Work> StartFused(const CollCall& call, const CallShape& shape, const std::shared_ptr<const CollPlan>& plan);
   // Chooses the algorithm and builds the description, signature and schedule of a call.
-  Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels);
+  // `fused`: for the fused kernels, which pipeline every op through their FIFOs: one schedule
+  // stream per channel (no pieces split into streams).
+  Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels, bool fused);
   // Queues call(options without the stream) on o.stream (see CollOptions::stream).
   Status OnStream(const CollOptions& o, const std::string& what, std::function<Status(const CollOptions&)> call);
   // Queued stream work that has not run yet will find the communicator gone (waits for a
@@ -291,6 +301,8 @@ class Communicator {
   // (core/coll/slot_channel.h), and the largest call (bytes) that takes them.
   std::shared_ptr<SlotChannel> slots_;
   uint64_t slot_max_ = 0;
+  // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
+  std::shared_ptr<FusedPath> fused_;
   bool destroyed_ = false;
 
   friend class CommBuilder;

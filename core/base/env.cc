@@ -87,6 +87,13 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_SLOT_BYTES", T::kInt, "65536",
        "Bytes of one slot (each rank has 4); a call larger than a slot pipelines through them "
        "in rounds. Rank 0's setting holds for all."},
+      {"TUTTI_FUSED", T::kBool, "1",
+       "Collectives on device memory of communicators whose ranks share a host run as one kernel "
+       "per rank over FIFO connections in device memory (CUDA IPC), with no host staging; 0 sends "
+       "them through page-locked host memory instead. Must be the same on every rank."},
+      {"TUTTI_FUSED_LL_MAX", T::kInt, "16384",
+       "Fused calls up to this many bytes (as nccl-tests counts them) take the LL protocol (data and "
+       "flag in one store), larger ones Simple (slots and a counter). Must be the same on every rank."},
       {"TUTTI_COST_SHM", T::kString, "",
        "Cost model of shared memory for algorithm selection: \"alpha_us,GBps,reduce_GBps\"."},
       {"TUTTI_COST_TCP", T::kString, "", "Cost model of TCP, as TUTTI_COST_SHM."},

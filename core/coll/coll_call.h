@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "algorithms/schedule.h"
+#include "core/coll/executor.h"
 #include "core/communicator.h"
 
 namespace tutti {
@@ -21,6 +23,17 @@ struct Communicator::CollCall {
   RedOp op;
   int root;
   const CollOptions* opts;
+};
+
+// What PrepareRun made of a call: the buffers the schedule runs on, the local work before and
+// after it, scratch, host mirrors (staged device path), the engine for local work.
+struct Communicator::PreparedRun {
+  CollBuffers bufs;
+  CollLocalWork extra;  // private input copy, premul scaling, avg division; keeps temporaries
+  std::shared_ptr<char> scratch;
+  CollStaging staging;
+  std::shared_ptr<exec::LocalEngine> local;
+  RedOp local_op = RedOp::kSum;
 };
 
 struct Communicator::CallShape {

@@ -11,6 +11,7 @@
 #include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
+#include "core/coll/fused_path.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
@@ -39,7 +40,7 @@ struct Temps {
 
 }  // namespace
 
-Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels) {
+Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels, bool fused) {
   const uint64_t n = static_cast<uint64_t>(size_);
   const size_t elem = DataTypeSize(c.type);
   auto plan = std::make_shared<CollPlan>();
@@ -52,7 +53,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
                (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
   // Everything the ranks must agree on; the sequence number is in the messages' tags.
   plan->sig = Fnv1a(std::string(plan->name) + "(" + plan->desc + ")/" + std::to_string(nchannels) + "/" +
-                    std::to_string(chunk_bytes));
+                    std::to_string(chunk_bytes) + (fused ? "/fused" : ""));
   algo::CollArgs args;
   args.coll = c.coll;
   args.nranks = size_;
@@ -61,19 +62,11 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   args.count = c.count;
   args.nchannels = nchannels;
   args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
+  if (fused) args.chunk = std::max<uint64_t>(c.count, 1);  // one piece per channel
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(plan->algorithm, args));
   plan->schedule = std::make_shared<const algo::Schedule>(std::move(schedule));
   return std::shared_ptr<const CollPlan>(std::move(plan));
 }
-
-struct Communicator::PreparedRun {
-  CollBuffers bufs;
-  CollLocalWork extra;  // private input copy, premul scaling, avg division; keeps temporaries
-  std::shared_ptr<char> scratch;
-  CollStaging staging;
-  std::shared_ptr<exec::LocalEngine> local;
-  RedOp local_op = RedOp::kSum;
-};
 
 Result<Communicator::CallShape> Communicator::CheckCall(const CollCall& c) const {
   const CollOptions& o = *c.opts;
@@ -123,14 +116,18 @@ Result<Communicator::CallShape> Communicator::CheckCall(const CollCall& c) const
   return s;
 }
 
-Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c) {
+Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c, const CallShape& shape) {
   const CollOptions& o = *c.opts;
-  const int nchannels = o.nchannels > 0 ? o.nchannels : coll_cfg_->nchannels;
+  int nchannels = o.nchannels > 0 ? o.nchannels : coll_cfg_->nchannels;
+  const bool fused = shape.device >= 0 && fused_ != nullptr;
+  if (fused && o.nchannels == 0 && fused_->config().auto_channels) {
+    nchannels = fused_->config().ChannelsFor(CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, shape.elem));
+  }
   CollPlanKey key{c.coll, c.count, c.type, Reduces(c.coll) ? c.op : RedOp::kSum, Rooted(c.coll) ? c.root : 0, nchannels,
-                  o.algorithm};
+                  o.algorithm, fused};
   std::shared_ptr<const CollPlan> plan = plans_->Find(key);
   if (!plan) {
-    TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels));
+    TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels, fused));
     plans_->Insert(key, plan);
   }
   return plan;
@@ -141,7 +138,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c)
 // On the device path local work goes to the device's engine and every buffer messages touch
 // gets a page-locked host mirror.
 Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, const CallShape& s, const CollPlan& plan,
-                                                           uint64_t seq) {
+                                                           uint64_t seq, bool staged) {
   const CollOptions& o = *c.opts;
   const size_t elem = s.elem;
   const int device = s.device;
@@ -197,7 +194,7 @@ Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, co
 
   r.bufs = CollBuffers{input, output, s.in_count, s.out_count};
   TUTTI_ASSIGN_OR_RETURN(r.scratch, scratch_of(plan.schedule->scratch_count * elem));
-  if (device >= 0) {
+  if (device >= 0 && staged) {
     auto mirror = [&](const char* buf, uint64_t count, std::shared_ptr<char>* keep) -> Result<char*> {
       if (buf == nullptr || count == 0) return nullptr;
       auto b = devices_->Staging(count * elem);
@@ -212,9 +209,6 @@ Result<Communicator::PreparedRun> Communicator::PrepareRun(const CollCall& c, co
   }
   return r;
 }
-
-
-
 
 Result<Work> Communicator::StartCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
@@ -233,7 +227,8 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
   if (c.opts->algorithm == "slots")
     return InvalidArgument(Who(rank_, c.coll) + ": algorithm \"slots\" needs a communicator whose ranks share one "
                            "host and shared memory (TUTTI_SLOT_MAX > 0), and host memory");
-  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<const CollPlan> plan, PlanFor(c));
+  TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<const CollPlan> plan, PlanFor(c, shape));
+  if (TakesFused(shape, *plan)) return StartFused(c, shape, plan);
   const CollLabel label{plan->name, std::shared_ptr<const std::string>(plan, &plan->desc)};
   if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
     // The other thread's call may already be paired with the wrong call on other ranks: stop

@@ -11,6 +11,7 @@ size_t CollPlanKeyHash::operator()(const CollPlanKey& k) const {
        static_cast<uint64_t>(static_cast<uint32_t>(k.nchannels));
   h *= 0xBF58476D1CE4E5B9ull;
   if (!k.algorithm.empty()) h ^= std::hash<std::string>()(k.algorithm);
+  if (k.fused) h = ~h;
   return static_cast<size_t>(h ^ (h >> 31));
 }
 

@@ -13,8 +13,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "algorithms/prim_program.h"
 #include "algorithms/schedule.h"
 #include "core/base/dtype.h"
+#include "core/base/status.h"
 
 namespace tutti {
 
@@ -26,9 +28,10 @@ struct CollPlanKey {
   int root;
   int nchannels;
   std::string algorithm;  // the call's explicit choice ("" for automatic)
+  bool fused = false;     // planned for the fused kernels (no pipelining across streams)
   bool operator==(const CollPlanKey& o) const {
     return coll == o.coll && count == o.count && type == o.type && op == o.op && root == o.root &&
-           nchannels == o.nchannels && algorithm == o.algorithm;
+           nchannels == o.nchannels && algorithm == o.algorithm && fused == o.fused;
   }
 };
 
@@ -42,6 +45,11 @@ struct CollPlan {
   std::string desc;        // "ring, count 2, float32, sum"
   uint32_t sig = 0;        // what every rank's call must agree on (non-zero)
   std::shared_ptr<const algo::Schedule> schedule;
+  // The schedule lowered for the fused kernels (core/coll/fused_path.h), made by the first call
+  // on device memory that takes that path.
+  mutable std::once_flag lower_once;
+  mutable std::shared_ptr<const algo::PrimProgram> lowered;
+  mutable Status lower_status;
 };
 
 class PlanCache {

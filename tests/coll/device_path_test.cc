@@ -1,92 +1,18 @@
 // The device path of collectives (staging through page-locked host memory, local work on the
-// device's engine, device scratch pools) run on a machine without a GPU: a stand-in runtime
-// says that memory is a device's, hands out "device" and "staging" memory from the host heap
-// (poisoned, so a missing copy shows), and runs tasks on a worker that completes them late.
+// device's engine, device scratch pools) run on a machine without a GPU, through a stand-in
+// runtime (host_as_device.h).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <random>
-#include <set>
-#include <thread>
 #include <vector>
 
-#include "core/exec/cpu_engine.h"
-#include "core/exec/device_runtime.h"
+#include "tests/coll/host_as_device.h"
 #include "tests/coll/coll_check.h"
 #include "tests/coll/thread_coll_check.h"
 #include "tests/harness/thread_ranks.h"
 
 namespace tutti::testing {
 namespace {
-
-class HostAsDevice : public exec::DeviceRuntime {
- public:
-  // all_device: every buffer is device 0's; else only memory from AllocDevice.
-  explicit HostAsDevice(bool all_device) : all_device_(all_device) {
-    engine_ = std::make_shared<exec::CpuEngine>(exec::CpuEngine::Mode::kWorker, [this](const exec::LocalTask& t) {
-      if (t.kind == exec::LocalTask::Kind::kCopy) ++copies;
-      int us;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        us = static_cast<int>(rng_() % 100);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-    });
-  }
-  std::string name() const override { return "host-as-device"; }
-  int DeviceOf(const void* p, size_t) const override {
-    if (all_device_) return 0;
-    std::lock_guard<std::mutex> lock(mu_);
-    return device_.count(p) ? 0 : -1;
-  }
-  Result<std::shared_ptr<exec::LocalEngine>> Engine(int device) override {
-    if (device != 0) return InvalidArgument("no device " + std::to_string(device));
-    return std::shared_ptr<exec::LocalEngine>(engine_);
-  }
-  char* AllocStaging(size_t bytes) override {
-    ++staging_allocs;
-    ++live;
-    return Poisoned(bytes);
-  }
-  void FreeStaging(char* p) override {
-    --live;
-    std::free(p);
-  }
-  char* AllocDevice(int, size_t bytes) override {
-    ++device_allocs;
-    ++live;
-    char* p = Poisoned(bytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    device_.insert(p);
-    return p;
-  }
-  void FreeDevice(int, char* p) override {
-    --live;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      device_.erase(p);
-    }
-    std::free(p);
-  }
-
-  std::atomic<int> staging_allocs{0}, device_allocs{0}, live{0}, copies{0};
-
- private:
-  static char* Poisoned(size_t bytes) {
-    char* p = static_cast<char*>(std::malloc(bytes));
-    if (p != nullptr) std::memset(p, 0xA5, bytes);
-    return p;
-  }
-  const bool all_device_;
-  mutable std::mutex mu_;
-  std::mt19937 rng_{11};
-  std::set<const void*> device_;
-  std::shared_ptr<exec::CpuEngine> engine_;
-};
 
 TEST(DevicePath, EveryCollectiveThroughStaging) {
   auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true);

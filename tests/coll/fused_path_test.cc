@@ -1,0 +1,131 @@
+// The fused path of collectives on device memory (core/coll/fused_path.h) on a machine without a
+// GPU: the stand-in runtime (host_as_device.h) gives shared "device" memory and runs each rank's
+// program on host threads, as the rank kernel runs it on a GPU. Every collective, type and op;
+// the same bits as the staged path's schedule on host memory; a mismatch fails the call and
+// every later one, naming the first failure.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tests/coll/coll_check.h"
+#include "tests/coll/host_as_device.h"
+#include "tests/coll/thread_coll_check.h"
+#include "tests/harness/thread_ranks.h"
+
+namespace tutti::testing {
+namespace {
+
+TEST(FusedPath, EveryCollectiveWithoutStaging) {
+  auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+  CommOptions o;
+  o.timeout_s = 120;
+  o.device_runtime = rt;
+  CollCheckConfig cfg;
+  cfg.counts = {0, 1, 7, 300, 5000};  // LL and Simple (TUTTI_FUSED_LL_MAX 16 KiB)
+  ExpectCollectivesPassOnThreadRanks(3, o, cfg);
+  EXPECT_GT(rt->fused_runs.load(), 100);
+  EXPECT_EQ(rt->staging_allocs.load(), 0) << "a call went the staged path";
+  EXPECT_GT(rt->maps.load(), 0);
+  EXPECT_EQ(rt->live.load(), 0) << "connections or scratch outlived the communicators";
+}
+
+// The fused kernels compute what the schedule computes: bit for bit the host path's result with
+// the same schedule (no slots), for types whose sums round (fp8, bf16) on 3 ranks.
+TEST(FusedPath, SameBitsAsTheScheduleOnHostMemory) {
+  setenv("TUTTI_SLOT_MAX", "0", 1);
+  auto rt = std::make_shared<HostAsDevice>(/*all_device=*/false, /*fused=*/true);
+  CommOptions o;
+  o.timeout_s = 60;
+  o.device_runtime = rt;
+  RunThreadRanks(3, [&](Communicator& c) {
+    std::mt19937 rng(7 + c.rank());
+    for (DataType t : {DataType::kFp8E4M3, DataType::kBfloat16, DataType::kFloat32}) {
+      for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kAvg, RedOp::kPremulSum}) {
+        for (size_t count : {size_t{1}, size_t{333}, size_t{20000}}) {
+          const size_t esz = DataTypeSize(t), n = 3;
+          std::vector<uint8_t> in(n * count * esz), host_out(n * count * esz), dev_out(n * count * esz);
+          for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(rng());
+          if (t != DataType::kFloat32) {
+            for (size_t i = 0; i < in.size(); ++i) in[i] = (i % esz == esz - 1) ? 0x30 + rng() % 16 : in[i];
+          } else {
+            for (size_t i = 0; i < in.size(); i += 4) in[i + 3] = 0x3f;
+          }
+          CollOptions co;
+          co.premul_scalar = 0.5 + c.rank();
+          co.nchannels = 2;  // both paths the same schedule (the fused path picks more channels by size)
+          char* din = rt->AllocDevice(0, in.size());
+          char* dout = rt->AllocDevice(0, dev_out.size());
+          std::memcpy(din, in.data(), in.size());
+          for (int which = 0; which < 2; ++which) {
+            const bool rs = which == 1;
+            Status hs = rs ? c.ReduceScatter(in.data(), host_out.data(), count, t, op, co)
+                           : c.AllReduce(in.data(), host_out.data(), count, t, op, co);
+            ASSERT_TRUE(hs.ok()) << hs.ToString();
+            Status ds = rs ? c.ReduceScatter(din, dout, count, t, op, co) : c.AllReduce(din, dout, count, t, op, co);
+            ASSERT_TRUE(ds.ok()) << ds.ToString();
+            const size_t bytes = count * esz;
+            ASSERT_EQ(std::memcmp(dout, host_out.data(), bytes), 0)
+                << (rs ? "reduce_scatter " : "all_reduce ") << DataTypeName(t) << " " << RedOpName(op) << " count "
+                << count << " rank " << c.rank();
+          }
+          rt->FreeDevice(0, din);
+          rt->FreeDevice(0, dout);
+        }
+      }
+    }
+    c.Destroy();
+  }, o);
+  unsetenv("TUTTI_SLOT_MAX");
+  EXPECT_GT(rt->fused_runs.load(), 0);
+  EXPECT_EQ(rt->live.load(), 0);
+}
+
+// Large calls stay on the fused path (more channels, one schedule stream per channel: the FIFOs
+// pipeline), and the sum is right.
+TEST(FusedPath, LargeCallsStayFused) {
+  auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+  CommOptions o;
+  o.timeout_s = 60;
+  o.device_runtime = rt;
+  RunThreadRanks(2, [&](Communicator& c) {
+    for (size_t count : {size_t{1} << 18, size_t{3} << 20}) {
+      std::vector<float> buf(count, static_cast<float>(c.rank() + 1));
+      Status st = c.AllReduce(buf.data(), buf.data(), count, DataType::kFloat32, RedOp::kSum);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(buf[0], 3.0f);
+      EXPECT_EQ(buf[count - 1], 3.0f);
+    }
+    c.Destroy();
+  }, o);
+  EXPECT_EQ(rt->staging_allocs.load(), 0) << "a large call went the staged path";
+  EXPECT_EQ(rt->fused_runs.load(), 4);
+}
+
+// Ranks that disagree on the count: the pieces' sizes differ, the call fails with kMismatch (or
+// a timeout on a rank whose peer stopped first), and every later call on device memory is
+// refused, naming the failure, rather than reading stale pieces.
+TEST(FusedPath, AMismatchFailsTheCallAndLaterOnes) {
+  auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+  CommOptions o;
+  o.timeout_s = 5;
+  o.device_runtime = rt;
+  RunThreadRanks(2, [&](Communicator& c) {
+    std::vector<float> buf(4096, 1.0f);
+    ASSERT_TRUE(c.AllReduce(buf.data(), buf.data(), 100, DataType::kFloat32, RedOp::kSum).ok());
+    const size_t count = c.rank() == 0 ? 100 : 200;
+    Status st = c.AllReduce(buf.data(), buf.data(), count, DataType::kFloat32, RedOp::kSum);
+    EXPECT_FALSE(st.ok());
+    EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kTimeout || st.code() == Code::kRemoteError)
+        << st.ToString();
+    EXPECT_NE(st.message().find("fused"), std::string::npos) << st.ToString();
+    st = c.AllReduce(buf.data(), buf.data(), 100, DataType::kFloat32, RedOp::kSum);
+    EXPECT_FALSE(st.ok()) << "a call after a failed fused call ran";
+    c.Destroy();
+  }, o);
+}
+
+}  // namespace
+}  // namespace tutti::testing
