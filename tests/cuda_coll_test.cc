@@ -1,7 +1,8 @@
-// On a GPU: every collective on device memory (the device path: our kernels on the device,
-// messages staged through page-locked host memory) gives the same bits as the same call on
-// host memory, for several types and ops, 2 and 3 ranks sharing one GPU. Without a usable
-// device every test skips with the runtime's reason.
+// On a GPU: every collective on device memory gives the same bits as the same call on host
+// memory, for several types and ops, 2 and 3 ranks sharing one GPU, through both device paths:
+// the fused kernels (one per rank, over connections in device memory; the default) and the
+// staged path (TUTTI_FUSED=0: our kernels on the device, messages through page-locked host
+// memory). Without a usable device every test skips with the runtime's reason.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -61,6 +62,13 @@ TEST_P(CudaCollectives, DeviceBitsEqualHostBits) {
   testing::RunThreadRanks(nranks, [&](Communicator& c) {
     std::mt19937_64 rng(100 + c.rank());
     for (size_t count : {size_t{1}, size_t{1000}, size_t{1} << 18}) {
+      // Device buffers for the largest case, made before the calls and released after a
+      // barrier: a cudaFree waits for every kernel on the device, and ranks that are threads of
+      // one process share it (a peer's kernel may be waiting for this rank's next call).
+      const size_t max_bytes = nranks * count * 8 + 16;
+      void *din = nullptr, *dout = nullptr;
+      ASSERT_EQ(cudaMalloc(&din, max_bytes), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&dout, max_bytes), cudaSuccess);
       for (const Case& k : Cases(nranks, count)) {
         for (DataType t : types) {
           for (RedOp op : ops) {
@@ -80,30 +88,58 @@ TEST_P(CudaCollectives, DeviceBitsEqualHostBits) {
             }
             CollOptions co;
             co.premul_scalar = IsFloatingPoint(t) ? 0.5 + c.rank() : 1.0 + c.rank();
+            co.nchannels = 2;  // both paths the same schedule (the fused path picks more channels by size)
             const std::string what = k.name + " " + DataTypeName(t) + " " + RedOpName(op) + " count " + std::to_string(count);
             Status st = k.call(c, in.data(), host_out.data(), count, t, op, co);
             ASSERT_TRUE(st.ok()) << what << " on host: " << st.ToString();
-            void *din = nullptr, *dout = nullptr;
-            ASSERT_EQ(cudaMalloc(&din, in.size() + 16), cudaSuccess);
-            ASSERT_EQ(cudaMalloc(&dout, dev_out.size() + 16), cudaSuccess);
             ASSERT_EQ(cudaMemcpy(din, in.data(), in.size(), cudaMemcpyHostToDevice), cudaSuccess);
             ASSERT_EQ(cudaMemset(dout, 0, dev_out.size()), cudaSuccess);
             st = k.call(c, din, dout, count, t, op, co);
             ASSERT_TRUE(st.ok()) << what << " on device: " << st.ToString();
             ASSERT_EQ(cudaMemcpy(dev_out.data(), dout, dev_out.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-            cudaFree(din);
-            cudaFree(dout);
             ASSERT_EQ(std::memcmp(dev_out.data(), host_out.data(), dev_out.size()), 0)
                 << "rank " << c.rank() << ": " << what << ": device and host results differ";
           }
         }
       }
+      ASSERT_TRUE(c.Barrier().ok());
+      cudaFree(din);
+      cudaFree(dout);
     }
     c.Destroy();
   }, o);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CudaCollectives, ::testing::Values(2, 3));
+
+// The staged path, as TUTTI_FUSED=0 gives it.
+TEST(CudaCollectivesStaged, DeviceBitsEqualHostBits) {
+  auto n = cuda::DeviceCount();
+  if (!n.ok()) GTEST_SKIP() << "no usable CUDA device: " << n.status().message();
+  setenv("TUTTI_FUSED", "0", 1);
+  setenv("TUTTI_SLOT_MAX", "0", 1);
+  CommOptions o;
+  o.timeout_s = 120;
+  testing::RunThreadRanks(3, [&](Communicator& c) {
+    std::vector<float> in(3000), host_out(3000), dev_out(3000);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(i % 97) + c.rank();
+    void *din = nullptr, *dout = nullptr;
+    ASSERT_EQ(cudaMalloc(&din, in.size() * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dout, in.size() * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_TRUE(c.AllReduce(in.data(), host_out.data(), in.size(), DataType::kFloat32, RedOp::kSum).ok());
+    Status st = c.AllReduce(din, dout, in.size(), DataType::kFloat32, RedOp::kSum);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(cudaMemcpy(dev_out.data(), dout, in.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(std::memcmp(dev_out.data(), host_out.data(), in.size() * 4), 0);
+    ASSERT_TRUE(c.Barrier().ok());
+    cudaFree(din);
+    cudaFree(dout);
+    c.Destroy();
+  }, o);
+  unsetenv("TUTTI_FUSED");
+  unsetenv("TUTTI_SLOT_MAX");
+}
 
 }  // namespace
 }  // namespace tutti

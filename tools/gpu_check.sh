@@ -6,8 +6,10 @@
 #                                       ours linked in, into .gpu_bundle/ (ignored by git; no
 #                                       links into Bazel's output tree), with every shared library
 #                                       they load (libstdc++, glibc and its loader:
-#                                       the GPU machine's may be older) beside them
-#   bash tools/gpu_check.sh --run       (GPU machine, repository root) runs every test of the
+#                                       the GPU machine's may be older) beside them, and packs it
+#                                       into .gpu_pack/bundle.tar.xz (what travels: ~12 MB)
+#   bash tools/gpu_check.sh --run       (GPU machine, repository root; unpacks .gpu_pack first
+#                                       when there is no .gpu_bundle) runs every test of the
 #                                       bundle (each bounded to 120 s), then the benchmarks
 #                                       (240 s each), logs to $OUT (or
 #                                       .gpu_bundle/logs), prints a summary; exit 1 if any failed
@@ -32,6 +34,7 @@ tests=(
 benches=(
   //bench:prims_gpu_bench        # the fused kernel, n ranks on the GPU, beside cudaMemcpy D2D
   //bench:cuda_kernels_bench     # copy / reduce kernels beside cudaMemcpy D2D (traffic rates)
+  //bench:fused_coll_bench       # all_reduce through the communicator: fused beside staged
 )
 flags=(-c opt --dynamic_mode=off)
 
@@ -60,9 +63,13 @@ prepare() {
   strip --strip-debug "$bundle"/bin/* "$bundle"/bench/*
   echo "gpu_check: bundle in $bundle ($(du -sh "$bundle" | cut -f1)):"
   ls -l "$bundle/bin" "$bundle/lib"
+  mkdir -p .gpu_pack
+  tar -cJf .gpu_pack/bundle.tar.xz "$bundle"
+  echo "gpu_check: packed into .gpu_pack/bundle.tar.xz ($(du -sh .gpu_pack/bundle.tar.xz | cut -f1))"
 }
 
 run() {
+  [[ -d $bundle/bin || ! -f .gpu_pack/bundle.tar.xz ]] || tar -xJf .gpu_pack/bundle.tar.xz
   [[ -d $bundle/bin ]] || { echo "gpu_check: no bundle; run --prepare on the build machine" >&2; exit 2; }
   local out=${OUT:-$bundle/logs}
   mkdir -p "$out"
@@ -109,5 +116,5 @@ run() {
 case ${1:-} in
   --prepare) prepare ;;
   --run) run ;;
-  *) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2 ;;
+  *) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 2 ;;
 esac
