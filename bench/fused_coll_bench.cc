@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "core/communicator.h"
 #include "core/store/in_memory_store.h"
 #include "kernels/cuda/device.h"
@@ -33,26 +34,15 @@ struct Flags {
   int iters = 20, passes = 5;
 };
 
-uint64_t ParseSize(const std::string& s) {
-  const char last = s.empty() ? '0' : s.back();
-  const uint64_t mult = last == 'K' ? 1 << 10 : last == 'M' ? 1 << 20 : last == 'G' ? uint64_t{1} << 30 : 1;
-  return std::strtoull(s.c_str(), nullptr, 10) * mult;
-}
-
 bool Parse(int argc, char** argv, Flags* f) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
-      f->ranks.clear();
-      for (size_t at = 0; at < v.size();) {
-        const size_t comma = v.find(',', at);
-        f->ranks.push_back(std::atoi(v.substr(at, comma - at).c_str()));
-        at = comma == std::string::npos ? v.size() : comma + 1;
-      }
+      f->ranks = bench::ParseInts(v);
     } else if (k == "--min") {
-      f->min_bytes = ParseSize(v);
+      f->min_bytes = bench::ParseSize(v);
     } else if (k == "--max") {
-      f->max_bytes = ParseSize(v);
+      f->max_bytes = bench::ParseSize(v);
     } else if (k == "--iters") {
       f->iters = std::atoi(v.c_str());
     } else if (k == "--passes") {
@@ -118,8 +108,7 @@ std::vector<Row> Measure(const Flags& f, int n, bool fused) {
           failed = true;
           continue;
         }
-        std::sort(times.begin(), times.end());
-        rows.push_back({bytes, times[times.size() / 2], ""});
+        rows.push_back({bytes, bench::Median(times), ""});
       }
       (void)c.Barrier();
       cudaFree(buf);

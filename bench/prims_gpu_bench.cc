@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "algorithms/lowering.h"
+#include "bench/bench_util.h"
 #include "algorithms/registry.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/prims_kernel.h"
@@ -35,28 +36,17 @@ struct Flags {
   int channels = 8, iters = 20, passes = 5, threads = 256;
 };
 
-uint64_t ParseSize(const std::string& s) {
-  const char last = s.empty() ? '0' : s.back();
-  const uint64_t mult = last == 'K' ? 1 << 10 : last == 'M' ? 1 << 20 : last == 'G' ? uint64_t{1} << 30 : 1;
-  return std::strtoull(s.c_str(), nullptr, 10) * mult;
-}
-
 bool Parse(int argc, char** argv, Flags* f) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--ranks") {
-      f->ranks.clear();
-      for (size_t at = 0; at < v.size();) {
-        const size_t comma = v.find(',', at);
-        f->ranks.push_back(std::atoi(v.substr(at, comma - at).c_str()));
-        at = comma == std::string::npos ? v.size() : comma + 1;
-      }
+      f->ranks = bench::ParseInts(v);
     } else if (k == "--algo") {
       f->algo = v;
     } else if (k == "--min") {
-      f->min_bytes = ParseSize(v);
+      f->min_bytes = bench::ParseSize(v);
     } else if (k == "--max") {
-      f->max_bytes = ParseSize(v);
+      f->max_bytes = bench::ParseSize(v);
     } else if (k == "--channels") {
       f->channels = std::atoi(v.c_str());
     } else if (k == "--iters") {
@@ -70,11 +60,6 @@ bool Parse(int argc, char** argv, Flags* f) {
     }
   }
   return argc % 2 == 1 && f->iters > 0 && f->passes > 0 && f->channels > 0 && !f->ranks.empty();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Seconds per call of `call` (median over passes of iters calls between two events).
@@ -97,7 +82,7 @@ double TimeCalls(const Flags& f, cudaStream_t stream, F call) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
-  return Median(t);
+  return bench::Median(t);
 }
 
 struct DeviceBuffer {

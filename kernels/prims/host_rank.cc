@@ -1,7 +1,6 @@
 #include "kernels/prims/host_rank.h"
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "kernels/functors.h"
+#include "kernels/prims/host_poll.h"
 #include "kernels/prims/report.h"
 #include "kernels/prims/stream_exec.h"
 #include "kernels/prims/team.h"
@@ -34,33 +34,7 @@ Status RunTyped(const RankRun& run) {
   auto body = [&](uint32_t s) {
     const Team team;
     StreamExec<S, Op> exec(pv, v, s, &states[s]);
-    using Clock = std::chrono::steady_clock;
-    auto last_move = Clock::now();
-    for (int idle = 0;;) {
-      const int res = exec.Poll(team);
-      if (res == kPollDone) return;
-      if (res == kPollError) {
-        failed.store(true);
-        return;
-      }
-      if (res == kPollMoved) {
-        idle = 0;
-        last_move = Clock::now();
-        continue;
-      }
-      if (++idle < 64) continue;
-      std::this_thread::yield();
-      if ((idle & 255) != 0) continue;
-      if (failed.load()) {
-        exec.Fail(team, kErrAborted);
-        return;
-      }
-      if (std::chrono::duration<double>(Clock::now() - last_move).count() > run.timeout_s) {
-        exec.Fail(team, kErrTimeout);
-        failed.store(true);
-        return;
-      }
-    }
+    PollUntilDone(exec, team, failed, run.timeout_s, [](bool) {});
   };
   if (run.before_launch) TUTTI_RETURN_IF_ERROR(run.before_launch());
   // The last stream runs on the calling thread: a one-stream program starts no thread.

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "kernels/functors.h"
+#include "kernels/prims/host_poll.h"
 #include "kernels/prims/host_team.h"
 #include "kernels/prims/proxy.h"
 #include "kernels/prims/report.h"
@@ -239,38 +240,9 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     for (int m = 0; m < members; ++m) {
       threads.emplace_back([&, r = ru.get(), team = HostTeam(shared.back().get(), m)] {
         StreamExec<S, Op> exec(ViewOf(*r->program), r->view, r->stream, &r->state);
-        using Clock = std::chrono::steady_clock;
-        auto last_move = Clock::now();
-        int idle = 0;
-        for (;;) {
-          const int res = exec.Poll(team);
-          if (res == kPollDone) return;
-          if (res == kPollError) {
-            failed.store(true);
-            return;
-          }
-          if (res == kPollMoved) {
-            idle = 0;
-            last_move = Clock::now();
-            if (o.after_move && team.leader()) o.after_move(r->rank, static_cast<int>(r->stream));
-            continue;
-          }
-          if (++idle < 64) continue;
-          std::this_thread::yield();
-          if ((idle & 255) != 0) continue;
-          const bool abort = team.leader() && failed.load();
-          const bool late =
-              team.leader() && std::chrono::duration<double>(Clock::now() - last_move).count() > o.timeout_s;
-          if (team.Any(abort)) {
-            exec.Fail(team, kErrAborted);
-            return;
-          }
-          if (team.Any(late)) {
-            exec.Fail(team, kErrTimeout);
-            failed.store(true);
-            return;
-          }
-        }
+        PollUntilDone(exec, team, failed, o.timeout_s, [&](bool leader) {
+          if (o.after_move && leader) o.after_move(r->rank, static_cast<int>(r->stream));
+        });
       });
     }
   }
