@@ -79,7 +79,7 @@ Status RankKernel::Run(const prims::RankRun& run) {
   TUTTI_RETURN_IF_ERROR(detail::PickKernel(run.type, run.op, &kernel, &elem));
   const algo::PrimProgram& p = *run.program;
   const size_t ntasks = p.streams.size();
-  if (ntasks == 0) return OkStatus();
+  if (ntasks == 0) return run.before_launch ? run.before_launch() : OkStatus();  // peers still meet
   if (ntasks > kMaxTasks) return InvalidArgument("rank kernel: " + std::to_string(ntasks) + " streams");
   if (cudaError_t e = cudaSetDevice(m.device); e != cudaSuccess) return CudaError("cudaSetDevice", e);
   int sms = 0, per_sm = 0;
