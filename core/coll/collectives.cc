@@ -45,6 +45,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   const size_t elem = DataTypeSize(c.type);
   auto plan = std::make_shared<CollPlan>();
   plan->name = algo::CollectiveName(c.coll);
+  plan->fused = fused;
   TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem),
                                                                      transport_summary_, c.opts->algorithm));
   const int64_t chunk_bytes = coll_cfg_->chunk_bytes;
@@ -119,7 +120,10 @@ Result<Communicator::CallShape> Communicator::CheckCall(const CollCall& c) const
 Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c, const CallShape& shape) {
   const CollOptions& o = *c.opts;
   int nchannels = o.nchannels > 0 ? o.nchannels : coll_cfg_->nchannels;
-  const bool fused = shape.device >= 0 && fused_ != nullptr;
+  bool fused = false;
+  if (shape.device >= 0 && fused_ != nullptr) {
+    TUTTI_ASSIGN_OR_RETURN(fused, fused_->Usable(shape.device, o.timeout_s >= 0 ? o.timeout_s : timeout()));
+  }
   if (fused && o.nchannels == 0 && fused_->config().auto_channels) {
     nchannels = fused_->config().ChannelsFor(CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, shape.elem));
   }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/base/env.h"
+#include "core/base/logging.h"
 #include "kernels/prims/rank_run.h"
 
 namespace tutti {
@@ -71,6 +72,8 @@ struct FusedPath::Area {
   std::vector<prims::ConnCtl*> send[2], recv[2];  // [proto][stream * size + peer]
   std::string failed;  // a setup that failed: said again by every later call
   std::shared_ptr<LocalBarrier> barrier;  // all ranks are threads of this process on this device
+  std::string off;  // why the path is off on this device (a rank cannot reach a peer's memory)
+  std::once_flag off_logged;
 };
 
 FusedPath::FusedPath(exec::DeviceRuntime* runtime, std::shared_ptr<Store> store, int rank, int size, FusedConfig config)
@@ -121,6 +124,7 @@ Status FusedPath::Setup(int device, Area* a, double timeout_s) {
   TUTTI_RETURN_IF_ERROR(store_->Set(prefix + std::to_string(rank_), mine));
   bool one_device = true;
   std::string group_key = rank_ == 0 ? mine : "";
+  std::string cannot;  // why this rank cannot reach a peer's memory (then no rank uses the path)
   a->peers.assign(static_cast<size_t>(size_), nullptr);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (int q = 0; q < size_; ++q) {
@@ -137,9 +141,28 @@ Status FusedPath::Setup(int device, Area* a, double timeout_s) {
     one_device = one_device && theirs->substr(0, space) == std::to_string(device) && rt_->IsLocal(their_shared);
     if (q == 0) group_key = *theirs;
     Result<char*> mapped = rt_->MapShared(device, their_shared);
-    if (!mapped.ok()) return mapped.status().WithContext("mapping rank " + std::to_string(q) + "'s connections");
+    if (!mapped.ok()) {
+      if (cannot.empty()) {
+        cannot = "rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(q) + "'s device memory (" +
+                 mapped.status().message() + ")";
+      }
+      continue;
+    }
     a->peers[q] = *mapped;
   }
+  // Every rank says whether it reached all its peers; one that did not turns the path off for
+  // all (the same answer everywhere), and device collectives go the staged path.
+  TUTTI_RETURN_IF_ERROR(store_->Set(prefix + "reach/" + std::to_string(rank_), cannot.empty() ? "ok" : cannot));
+  for (int q = 0; q < size_ && a->off.empty(); ++q) {
+    if (q == rank_) {
+      a->off = cannot;
+      continue;
+    }
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    TUTTI_ASSIGN_OR_RETURN(std::string reach, store_->Get(prefix + "reach/" + std::to_string(q), std::max(left, 0.001)));
+    if (reach != "ok") a->off = reach;
+  }
+  if (!a->off.empty()) return OkStatus();
   if (one_device && size_ > 1) a->barrier = LocalBarrier::For(group_key, size_);
   for (int p = 0; p < 2; ++p) {
     a->send[p].assign(cfg_.streams * static_cast<size_t>(size_), nullptr);
@@ -159,6 +182,16 @@ Status FusedPath::Setup(int device, Area* a, double timeout_s) {
   return OkStatus();
 }
 
+Result<bool> FusedPath::Usable(int device, double timeout_s) {
+  TUTTI_ASSIGN_OR_RETURN(Area * a, AreaFor(device, timeout_s));
+  if (a->off.empty()) return true;
+  std::call_once(a->off_logged, [&] {
+    TUTTI_LOG(Warn, Coll, "rank %d: collectives on device %d go through host staging: %s", rank_, device,
+              a->off.c_str());
+  });
+  return false;
+}
+
 Status FusedPath::Run(int device, const algo::PrimProgram& program, DataType type, RedOp op, uint8_t* const bufs[3],
                       const uint64_t bytes[3], uint64_t call_bytes, double timeout_s) {
   if (!broken_.empty()) {
@@ -170,6 +203,7 @@ Status FusedPath::Run(int device, const algo::PrimProgram& program, DataType typ
                            std::to_string(cfg_.streams));
   }
   TUTTI_ASSIGN_OR_RETURN(Area * a, AreaFor(device, timeout_s));
+  if (!a->off.empty()) return InvalidUsage("the fused path is off on device " + std::to_string(device) + ": " + a->off);
   const int p = call_bytes <= cfg_.ll_max_bytes ? 0 : 1;
   prims::RankRun run;
   run.type = type;

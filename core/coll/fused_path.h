@@ -57,6 +57,11 @@ class FusedPath {
 
   const FusedConfig& config() const { return cfg_; }
 
+  // Whether calls on `device` take the path: sets the connections up at the first call (every
+  // rank's first call on device memory must come within timeout_s); false on every rank when
+  // some rank cannot map a peer's memory (GPUs without peer access), said once in the log.
+  Result<bool> Usable(int device, double timeout_s);
+
   // Runs this rank's `program` on `device` and waits: buffers (input, output, scratch) with
   // their sizes, reductions with `op` (not avg / premul_sum: the caller scales and divides).
   // `call_bytes` picks the protocol (the same on every rank). The first call on a device sets

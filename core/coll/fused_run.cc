@@ -41,9 +41,10 @@ Status RunTasks(exec::LocalEngine& engine, const std::vector<exec::LocalTask>& t
 }  // namespace
 
 // Every input is the same on every rank that calls with device memory: the communicator (one
-// host, TUTTI_FUSED), and the plan's channels.
+// host, TUTTI_FUSED, every rank reaches every peer's memory: the plan is fused), and the plan's
+// channels.
 bool Communicator::TakesFused(const CallShape& shape, const CollPlan& plan) const {
-  return shape.device >= 0 && fused_ != nullptr && plan.schedule->streams.size() <= fused_->config().streams;
+  return shape.device >= 0 && plan.fused && plan.schedule->streams.size() <= fused_->config().streams;
 }
 
 Result<Work> Communicator::StartFused(const CollCall& c, const CallShape& shape,

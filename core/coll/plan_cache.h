@@ -45,6 +45,7 @@ struct CollPlan {
   std::string desc;        // "ring, count 2, float32, sum"
   uint32_t sig = 0;        // what every rank's call must agree on (non-zero)
   std::shared_ptr<const algo::Schedule> schedule;
+  bool fused = false;  // planned for the fused kernels (core/coll/fused_path.h)
   // The schedule lowered for the fused kernels (core/coll/fused_path.h), made by the first call
   // on device memory that takes that path.
   mutable std::once_flag lower_once;

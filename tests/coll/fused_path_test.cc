@@ -104,6 +104,27 @@ TEST(FusedPath, LargeCallsStayFused) {
   EXPECT_EQ(rt->fused_runs.load(), 4);
 }
 
+// A rank that cannot map a peer's memory (GPUs without peer access): every rank goes the staged
+// path instead, and the calls are right.
+TEST(FusedPath, NoPeerAccessFallsBackToStagingOnEveryRank) {
+  auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+  rt->refuse_maps = 1;
+  CommOptions o;
+  o.timeout_s = 60;
+  o.device_runtime = rt;
+  RunThreadRanks(3, [&](Communicator& c) {
+    for (size_t count : {size_t{5}, size_t{100000}}) {
+      std::vector<float> buf(count, static_cast<float>(c.rank() + 1));
+      Status st = c.AllReduce(buf.data(), buf.data(), count, DataType::kFloat32, RedOp::kSum);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(buf[count - 1], 6.0f);
+    }
+    c.Destroy();
+  }, o);
+  EXPECT_EQ(rt->fused_runs.load(), 0);
+  EXPECT_GT(rt->staging_allocs.load(), 0);
+}
+
 // Ranks that disagree on the count: the pieces' sizes differ, the call fails with kMismatch (or
 // a timeout on a rank whose peer stopped first), and every later call on device memory is
 // refused, naming the failure, rather than reading stale pieces.

@@ -84,6 +84,9 @@ class HostAsDevice : public exec::DeviceRuntime {
     return std::to_string(reinterpret_cast<uintptr_t>(p));
   }
   Result<char*> MapShared(int, const std::string& shared) override {
+    if (refuse_maps.load() > 0 && refuse_maps.fetch_sub(1) > 0) {
+      return UnavailableError("host-as-device: no peer access (as told)");
+    }
     ++maps;
     return reinterpret_cast<char*>(static_cast<uintptr_t>(std::stoull(shared)));
   }
@@ -94,6 +97,7 @@ class HostAsDevice : public exec::DeviceRuntime {
   }
 
   std::atomic<int> staging_allocs{0}, device_allocs{0}, live{0}, copies{0}, maps{0}, fused_runs{0};
+  std::atomic<int> refuse_maps{0};  // MapShared fails this many times (GPUs without peer access)
 
  private:
   static char* Poisoned(size_t bytes) {
