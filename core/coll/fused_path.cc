@@ -80,6 +80,9 @@ FusedPath::FusedPath(exec::DeviceRuntime* runtime, std::shared_ptr<Store> store,
     : rt_(runtime), store_(std::move(store)), rank_(rank), size_(size), cfg_(config) {}
 
 FusedPath::~FusedPath() {
+  // After a failed call a peer's kernel may still write into this rank's receiving ends (until
+  // its own timeout): they are left allocated (the runtime reclaims them with the context).
+  if (!broken_.empty()) return;
   for (auto& [device, a] : areas_) {
     for (char* p : a->peers) {
       if (p != nullptr) rt_->UnmapShared(device, p);

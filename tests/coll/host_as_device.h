@@ -37,6 +37,10 @@ class HostAsDevice : public exec::DeviceRuntime {
       std::this_thread::sleep_for(std::chrono::microseconds(us));
     });
   }
+  // What is still allocated goes with the runtime, as a device context's memory does.
+  ~HostAsDevice() override {
+    for (const void* p : device_) std::free(const_cast<void*>(p));
+  }
   std::string name() const override { return "host-as-device"; }
   int DeviceOf(const void* p, size_t) const override {
     if (all_device_) return 0;
