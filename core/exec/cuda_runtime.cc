@@ -115,7 +115,12 @@ class CudaRuntime : public DeviceRuntime {
       return UnavailableError("the peer could not export its device memory (cudaIpcGetMemHandle failed there)");
     }
     auto* b = reinterpret_cast<unsigned char*>(&h);
-    for (size_t i = 0; i < sizeof h; ++i) b[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    for (size_t i = 0; i < sizeof h; ++i) {
+      const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+      if (hi < 0 || lo < 0) return InvalidArgument("malformed IPC handle in shared device memory: '" + shared + "'");
+      b[i] = static_cast<unsigned char>(hi * 16 + lo);
+    }
     cudaSetDevice(device);
     void* p = nullptr;
     if (cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess) {
@@ -153,13 +158,14 @@ class CudaRuntime : public DeviceRuntime {
   }
 
  private:
-  // Tells this process from every other, in any PID namespace.
+  // Tells this process from every other, in any PID namespace, and from a child forked after
+  // it was first asked (the pid is mixed in at every call).
   static uint64_t Token() {
-    static const uint64_t token = [] {
+    static const uint64_t base = [] {
       std::random_device rd;
-      return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
+      return (static_cast<uint64_t>(rd()) << 32) ^ rd();
     }();
-    return token;
+    return base ^ (static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull);
   }
 
   std::mutex mu_;
