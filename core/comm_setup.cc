@@ -55,6 +55,7 @@ struct Resolved {
   std::shared_ptr<exec::LocalEngine> local;
   bool lazy = false;
   int64_t slot_max = 0, slot_bytes = 0;
+  bool strict_checks = false;
 };
 
 // A setting from CommOptions when set there, else from its environment variable.
@@ -116,6 +117,7 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   TUTTI_ASSIGN_OR_RETURN(r.slot_bytes, EnvInt("TUTTI_SLOT_BYTES"));
   if (r.slot_max < 0) return InvalidArgument("TUTTI_SLOT_MAX must be >= 0");
   if (r.slot_bytes < 64 || r.slot_bytes > (1 << 26)) return InvalidArgument("TUTTI_SLOT_BYTES must be 64..64 MiB");
+  TUTTI_ASSIGN_OR_RETURN(r.strict_checks, Setting(o.strict_checks, EnvBool, "TUTTI_STRICT_CHECKS"));
   if (o.local_engine) {
     r.local = o.local_engine;
   } else {
@@ -465,6 +467,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       }
       comm->slots_ = std::move(area.channel);
       comm->slot_max_ = area.max_bytes;
+      comm->strict_checks_ = cfg.strict_checks;
       slot_segment = std::move(area.segment);
     }
 

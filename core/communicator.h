@@ -46,6 +46,7 @@ struct CommOptions {
   std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
   std::optional<int64_t> yield_us;            // TUTTI_YIELD_US
   std::optional<bool> lazy_connect;           // TUTTI_CONNECT=lazy
+  std::optional<bool> strict_checks;          // TUTTI_STRICT_CHECKS
   // Where collectives' local copies and reductions run (core/exec/local_engine.h); null: a CPU
   // engine as TUTTI_LOCAL_ENGINE says. Sub-communicators made by Split share it.
   std::shared_ptr<exec::LocalEngine> local_engine;
@@ -301,6 +302,7 @@ class Communicator {
   // (core/coll/slot_channel.h), and the largest call (bytes) that takes them.
   std::shared_ptr<SlotChannel> slots_;
   uint64_t slot_max_ = 0;
+  bool strict_checks_ = false;  // slot calls compare every rank's call every round (TUTTI_STRICT_CHECKS)
   // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
   std::shared_ptr<FusedPath> fused_;
   bool destroyed_ = false;

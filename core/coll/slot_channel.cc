@@ -36,8 +36,6 @@ long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ti
 bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 }  // namespace
 
-
-
 uint64_t SlotChannel::AreaBytes(const Shape& s) {
   static_assert(sizeof(Ctl) == 128, "two cache lines per rank");
   static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes && kSlotHeaderBytes == 32, "slot header (Stride)");
@@ -71,10 +69,27 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       shape_(s),
       rank_(rank),
       stride_(Stride(s.slot_bytes)),
-      writable_until_(0) {}
+      writable_until_(0),
+      agreed_(static_cast<size_t>(s.nranks), 0) {}
 
+uint32_t SlotChannel::Chain(const SlotDesc& call) {
+  const uint32_t before = trail_;
+  // Each field folded in by a multiply-xorshift step: cheap, and every field moves every bit.
+  uint64_t h = (uint64_t{before} << 32) ^ 0x9e3779b97f4a7c15ull;
+  auto fold = [&h](uint64_t v) {
+    h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  fold(call.coll | uint64_t{call.type} << 8 | uint64_t{call.op} << 16 | uint64_t{static_cast<uint32_t>(call.root)} << 32);
+  fold(call.count);
+  fold(call.parts);
+  trail_ = static_cast<uint32_t>(h ^ (h >> 32));
+  return before;
+}
 
+uint64_t SlotChannel::AgreedWith(int peer) const { return agreed_[static_cast<size_t>(peer)]; }
 
+void SlotChannel::Agreed(int peer, uint64_t seq) { agreed_[static_cast<size_t>(peer)] = seq; }
 
 bool SlotChannel::Writable(uint32_t s) {
   const uint32_t depth = static_cast<uint32_t>(shape_.depth);
@@ -102,10 +117,10 @@ void SlotChannel::Publish(uint32_t s, const SlotDesc& d) {
   h->part = d.part;
   h->count = d.count;
   h->parts = d.parts;
+  h->trail = d.trail;
   h->round.store(s, std::memory_order_release);
   Wake();
 }
-
 
 SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   const SlotHeader* h = Header(peer, s);
@@ -117,9 +132,9 @@ SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   d.part = h->part;
   d.count = h->count;
   d.parts = h->parts;
+  d.trail = h->trail;
   return d;
 }
-
 
 void SlotChannel::Finish(uint32_t s) {
   CtlOf(rank_)->done.store(s, std::memory_order_release);

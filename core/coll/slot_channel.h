@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/base/status.h"
 
@@ -36,10 +37,15 @@ struct SlotDesc {
   int32_t root = 0;
   uint64_t count = 0;
   uint32_t part = 0, parts = 0;  // this round's index within the call, and the call's rounds
-  bool operator==(const SlotDesc& o) const {
+  // A digest of every call this rank issued through the channel before this one (Chain): equal
+  // on two ranks when (but for a 2^-32 chance) all their earlier calls matched, also those in
+  // which neither waited for the other's header.
+  uint32_t trail = 0;
+  bool SameCall(const SlotDesc& o) const {
     return coll == o.coll && type == o.type && op == o.op && root == o.root && count == o.count &&
            part == o.part && parts == o.parts;
   }
+  bool operator==(const SlotDesc& o) const { return SameCall(o) && trail == o.trail; }
   bool operator!=(const SlotDesc& o) const { return !(*this == o); }
 };
 
@@ -72,6 +78,13 @@ class SlotChannel {
     next_round_ += n;
     return first;
   }
+  // The trail of the call being issued (its rounds' SlotDesc::trail), advancing the trail past
+  // `call` (its description; part is ignored). Calls chain in issue order (the issuing thread).
+  uint32_t Chain(const SlotDesc& call);
+  // The number of the last call in which this rank compared its call with `peer`'s and found
+  // them equal (0: none yet), for messages about calls that diverged earlier. Under mu().
+  uint64_t AgreedWith(int peer) const;
+  void Agreed(int peer, uint64_t seq);
   // True when this rank may write round `s`: every rank finished round s - depth. Under mu().
   bool Writable(uint32_t s);
   // This rank's slot for round s (slot_bytes of data).
@@ -126,6 +139,7 @@ class SlotChannel {
     uint32_t part;
     uint64_t count;
     uint32_t parts;
+    uint32_t trail;
   };
   Ctl* CtlOf(int r) const {
     return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
@@ -145,6 +159,8 @@ class SlotChannel {
   int rank_;
   uint64_t stride_;  // bytes per slot, header included
   uint32_t next_round_ = 1;
+  uint32_t trail_ = 0;
+  std::vector<uint64_t> agreed_;  // per peer, AgreedWith
   uint32_t writable_until_;  // every round up to this one is known to be writable,
   bool writable_known_ = false;  // once a first look found that
   std::mutex mu_;

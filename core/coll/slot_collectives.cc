@@ -70,6 +70,7 @@ Result<Communicator::SlotPrep> Communicator::PrepareSlotCall(const CollCall& c, 
   SlotPrep p;
   p.call = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
                       s.need_out);
+  p.call.strict = strict_checks_;
   p.chunk = SlotChunk(p.call, size_, slots_->slot_bytes());
   if (p.chunk == 0)
     return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +

@@ -49,7 +49,9 @@ uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes) {
 }
 
 uint32_t SlotRounds(const SlotCall& c, uint64_t chunk) {
-  if (c.coll == Collective::kBarrier || c.count == 0 || chunk == 0) return 1;
+  if (c.coll == Collective::kBarrier) return 1;
+  if (c.count == 0) return c.strict ? 1 : 0;  // nothing to move: only the trail records the call
+  if (chunk == 0) return 1;
   return static_cast<uint32_t>((c.count + chunk - 1) / chunk);
 }
 
@@ -64,7 +66,23 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t c
       keep_(std::move(keep)),
       elem_(DataTypeSize(call.type)),
       n_(channel_->nranks()),
-      me_(channel_->rank()) {}
+      me_(channel_->rank()) {
+  const Collective c = call_.coll;
+  const bool root = me_ == call_.root;
+  wait_lo_ = 0;
+  wait_hi_ = n_;
+  if (!call_.strict && c != Collective::kBarrier) {
+    if (((c == Collective::kBroadcast || c == Collective::kScatter) && root) ||
+        ((c == Collective::kReduce || c == Collective::kGather) && !root)) {
+      wait_hi_ = 0;
+    } else if (c == Collective::kBroadcast || c == Collective::kScatter) {
+      wait_lo_ = call_.root;
+      wait_hi_ = call_.root + 1;
+    }
+  }
+  SlotDesc whole = DescOf(0);
+  trail_ = channel_->Chain(whole);
+}
 
 bool SlotRun::Writes() const {
   if (call_.coll == Collective::kBroadcast || call_.coll == Collective::kScatter) return me_ == call_.root;
@@ -82,6 +100,7 @@ SlotDesc SlotRun::DescOf(uint32_t part) const {
   d.count = call_.count;
   d.part = part;
   d.parts = rounds_;
+  d.trail = trail_;
   return d;
 }
 
@@ -169,13 +188,6 @@ bool SlotRun::Advance() {
   }
   while (st.ok() && read_ < written_ && channel_->finished() + 1 == first_ + read_) {
     const uint32_t s = first_ + read_;
-    // Every rank waits for every rank's header, also where it needs no data (a broadcast's
-    // root), so that a rank that called something else is caught on every rank.
-    auto all_arrived = [&] {
-      for (int p = 0; p < n_; ++p)
-        if (!channel_->Arrived(p, s)) return false;
-      return true;
-    };
     // A rank whose communicator failed (or was destroyed) before it finished this round may
     // never come, or may have given up on this call.
     auto failed = [&](int f) {
@@ -187,24 +199,16 @@ bool SlotRun::Advance() {
                                   (why.empty() ? std::string(" (its error says why)") : ": " + why));
       return true;
     };
-    if (!all_arrived()) {
+    if (!AllArrived(s)) {
       // Arrivals are looked at again after a failure was seen: a rank may have published, found
       // a mismatch and marked the failure since we first looked (the flag is set once, after).
       const int f = channel_->FailedBy();
-      if (f < 0 || !all_arrived()) {
+      if (f < 0 || !AllArrived(s)) {
         failed(f);
         break;
       }
     }
-    const SlotDesc mine = DescOf(read_);
-    for (int p = 0; p < n_ && st.ok(); ++p) {
-      if (p == me_) continue;
-      const SlotDesc theirs = channel_->Desc(p, s);
-      if (theirs != mine)
-        st = MismatchError("ranks called different collectives, counts, types, ops or roots in the same position: "
-                           "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
-                           DescText(theirs));
-    }
+    st = Compare(s);
     if (st.ok() && failed(channel_->FailedBy())) break;
     if (st.ok()) st = Read(read_);
     if (!st.ok()) break;
@@ -223,6 +227,41 @@ bool SlotRun::Advance() {
   return done();
 }
 
+bool SlotRun::AllArrived(uint32_t s) const {
+  for (int p = wait_lo_; p < wait_hi_; ++p)
+    if (!channel_->Arrived(p, s)) return false;
+  return true;
+}
+
+Status SlotRun::Compare(uint32_t s) {
+  const SlotDesc mine = DescOf(s - first_);
+  for (int p = wait_lo_; p < wait_hi_; ++p) {
+    if (p == me_) continue;
+    const SlotDesc theirs = channel_->Desc(p, s);
+    if (!theirs.SameCall(mine))
+      return MismatchError("ranks called different collectives, counts, types, ops or roots in the same position: "
+                           "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
+                           DescText(theirs));
+    if (theirs.trail != mine.trail) {
+      // Equal trails at the last call they compared: a call since then differed.
+      const uint64_t agreed = channel_->AgreedWith(p);
+      const std::string last = agreed == 0 ? " have not compared a call before"
+                                           : " last compared their calls at #" + std::to_string(agreed);
+      const std::string which = agreed + 1 >= seq_ - 1 ? "call #" + std::to_string(seq_ - 1)
+                                                       : "one of calls #" + std::to_string(agreed + 1) + " to #" +
+                                                             std::to_string(seq_ - 1);
+      return MismatchError(
+          "ranks called different collectives, counts, types, ops or roots earlier: rank " + std::to_string(p) +
+          " and this rank" + last + ", and " + which + " of this rank was not what rank " + std::to_string(p) +
+          " called in that position (calls in which neither rank takes the other's data, as a rooted call between "
+          "two non-roots or an empty call, are compared at the next call that connects the two; "
+          "TUTTI_STRICT_CHECKS=1 compares every call as it runs)");
+    }
+    channel_->Agreed(p, seq_);
+  }
+  return OkStatus();
+}
+
 std::string SlotRun::what() const { return DescText(DescOf(0), false, "slots, ", seq_); }
 
 std::string SlotCallText(const SlotCall& c, uint64_t seq) {
@@ -238,10 +277,8 @@ std::string SlotCallText(const SlotCall& c, uint64_t seq) {
 bool SlotRun::Worth() const {
   if (done()) return true;
   const uint32_t s = awaited_.load(std::memory_order_relaxed);
-  if (s == 0) return true;
-  for (int p = 0; p < n_; ++p)
-    if (!channel_->Arrived(p, s)) return channel_->FailedBy() >= 0;
-  return true;
+  if (s == 0 || AllArrived(s)) return true;
+  return channel_->FailedBy() >= 0;
 }
 
 bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_order_relaxed); }
@@ -269,7 +306,7 @@ std::string SlotRun::Progress() const {
   if (read_ == written_) return text + ": waiting until every rank finished slot round " +
                                 std::to_string(s - 1) + " or earlier so this rank may write";
   std::string missing;
-  for (int p = 0; p < n_; ++p) {
+  for (int p = wait_lo_; p < wait_hi_; ++p) {
     if (channel_->Arrived(p, s)) continue;
     missing += (missing.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " (published slot round " +
                std::to_string(channel_->PublishedBy(p, s)) + " there, finished round " +

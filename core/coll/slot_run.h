@@ -12,9 +12,17 @@
 //   reduce_scatter          every rank writes the chunk of every block; each reduces its block
 //   all_to_all              every rank writes the chunk of every block; each copies its block
 //   barrier                 one round with no data: every rank waits for every other
-// Every rank waits for every rank's slot header each round (also where it needs no data, as a
-// broadcast's root) and compares it with its own call: a rank that called something else fails
-// the call and the communicator (telling the peers), naming both calls.
+// Each round a rank waits for the slot headers of the ranks whose data it takes (every rank for
+// the all-to-all kinds and barrier; the root for a non-root of broadcast and scatter; every rank
+// for the root of reduce and gather; none for the root of broadcast/scatter, a non-root of
+// reduce/gather), so that a rooted call is one-directional, as eager
+// messages are: a root runs up to a slot depth of calls ahead of the readers. It compares each
+// header it waits for with its own call: a rank that called something else fails the call and
+// the communicator (telling the peers), naming both calls. Calls in which two ranks never look
+// at each other's headers are compared later: every header carries a digest of the rank's
+// earlier calls (SlotDesc::trail), so the next call that connects the two ranks fails with
+// kMismatch, naming the calls in between. SlotCall::strict (TUTTI_STRICT_CHECKS) makes every rank
+// wait for every header instead, so every mismatch fails the call itself on every rank.
 #pragma once
 
 #include <atomic>
@@ -40,6 +48,7 @@ struct SlotCall {
   RedOp op = RedOp::kSum;
   int root = 0;
   double premul_scalar = 1.0;
+  bool strict = false;  // wait for (and compare) every rank's header every round
 };
 
 // "all_reduce #3 (slots, count 8, float32, sum)" (seq 0: without the number).
@@ -47,7 +56,8 @@ std::string SlotCallText(const SlotCall& c, uint64_t seq = 0);
 
 // Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).
 uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes);
-// Rounds `c` takes (>= 1), given a chunk from SlotChunk.
+// Rounds `c` takes, given a chunk from SlotChunk: 0 for a call of count 0 (but a barrier's, or
+// with SlotCall::strict), which completes at once and is compared through the trail only.
 uint32_t SlotRounds(const SlotCall& c, uint64_t chunk);
 
 class SlotRun : public CollRun {
@@ -55,6 +65,8 @@ class SlotRun : public CollRun {
   // `first` is the first of SlotRounds(call, chunk) rounds reserved for the call. `keep` holds
   // temporaries (a private copy of an overlapping input) until the run is destroyed.
   // `seq` numbers the communicator's collectives in messages ("all_reduce #3 (slots, ...)").
+  // Runs are constructed in issue order (under the issuing claim): the call joins the channel's
+  // trail here.
   SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint32_t first, uint64_t seq,
           std::shared_ptr<void> keep = nullptr);
 
@@ -76,6 +88,8 @@ class SlotRun : public CollRun {
  private:
   bool Writes() const;
   SlotDesc DescOf(uint32_t part) const;
+  bool AllArrived(uint32_t s) const;  // every header this rank waits for, round s
+  Status Compare(uint32_t s);         // those headers against this rank's call
   Status Write(uint32_t part);
   Status Read(uint32_t part);
   void FinishLocked(Status st);
@@ -88,13 +102,15 @@ class SlotRun : public CollRun {
   std::shared_ptr<void> keep_;
   size_t elem_;
   int n_, me_;
+  int wait_lo_, wait_hi_;  // the ranks whose headers this rank waits for: [wait_lo_, wait_hi_)
+  uint32_t trail_;
 
   uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)
   Status status_;
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> moves_{0};
-  std::atomic<bool> blocked_{false};
-  std::atomic<uint32_t> awaited_{0};  // the round whose headers Advance waits for (0: none)  // an earlier call of this rank holds up this one's rounds
+  std::atomic<bool> blocked_{false};    // an earlier call of this rank holds up this one's rounds
+  std::atomic<uint32_t> awaited_{0};  // the round whose headers Advance waits for (0: none)
 };
 
 // What waiting for a slot run needs from its communicator.

@@ -12,17 +12,27 @@ namespace {
 
 using Call = std::function<Status(Communicator&, std::vector<float>&, std::vector<float>&)>;
 
-// Over shm (single-host calls go through the shared slots) and tcp (messages).
+// Over shm (single-host calls go through the shared slots), shm with every call compared on every
+// rank as it runs (TUTTI_STRICT_CHECKS), and tcp (messages).
 class Mismatch : public ::testing::TestWithParam<std::string> {
  protected:
-  // Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it.
-  void ExpectMismatch(const Call& a, const Call& b) {
+  // Rank 0 makes call a, rank 1 call b; both must fail and the error must explain it. With
+  // `or_next`, calls in which neither rank takes the other's data may complete through the slots
+  // (without strict checks); the next call that connects the ranks must then fail on both.
+  void ExpectMismatch(const Call& a, const Call& b, bool or_next = false) {
     CommOptions o;
     o.timeout_s = 2;
-    o.transport = GetParam();
+    o.transport = GetParam() == "shm_strict" ? "shm" : GetParam();
+    o.strict_checks = GetParam() == "shm_strict";
+    or_next = or_next && GetParam() == "shm";
     RunThreadRanks(2, [&](Communicator& c) {
       std::vector<float> in(64, 1.0f), out(64, 0.0f);
       Status st = (c.rank() == 0 ? a : b)(c, in, out);
+      if (or_next && st.ok()) {
+        st = c.AllReduce(in.data(), out.data(), 4, DataType::kFloat32, RedOp::kSum);
+        ASSERT_FALSE(st.ok()) << "rank " << c.rank() << " did not notice the mismatch at the next call";
+        EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+      }
       ASSERT_FALSE(st.ok()) << "rank " << c.rank() << " did not notice the mismatch";
       // Mismatch where the messages meet; a timeout (or the peer's report of one) where they cannot.
       EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kTimeout || st.code() == Code::kRemoteError)
@@ -53,14 +63,34 @@ TEST_P(Mismatch, Collective) {
 }
 
 TEST_P(Mismatch, Root) {
-  // Both ranks think they are the root: both only send, so no message is ever received; the
-  // timeout says that the other rank's messages belong to another call.
+  // Both ranks think they are the root: as messages both only send, so no message is ever
+  // received; the timeout says that the other rank's messages belong to another call. Through
+  // the slots a root waits for no one: the next call finds that the ranks' calls diverged.
   auto bcast = [](int root) {
     return [root](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
       return c.Broadcast(in.data(), out.data(), 16, DataType::kFloat32, root);
     };
   };
-  ExpectMismatch(bcast(0), bcast(1));
+  ExpectMismatch(bcast(0), bcast(1), /*or_next=*/true);
+}
+
+TEST_P(Mismatch, RootedCallsThatDoNotMeet) {
+  // Rank 0 the root of a broadcast, rank 1 a non-root of a reduce: neither takes the other's data.
+  ExpectMismatch(
+      [](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+        return c.Broadcast(in.data(), out.data(), 16, DataType::kFloat32, 0);
+      },
+      [](Communicator& c, std::vector<float>& in, std::vector<float>& out) {
+        return c.Reduce(in.data(), out.data(), 16, DataType::kFloat32, RedOp::kSum, 0);
+      },
+      /*or_next=*/true);
+}
+
+TEST_P(Mismatch, EmptyCallOnOneRank) {
+  // A call of count 0 moves nothing and completes at once; the count differs. (As messages it
+  // sends nothing either, so only the peer, waiting in vain, fails: covered by the timeout.)
+  if (GetParam() == "tcp") GTEST_SKIP() << "an empty call sends no message";
+  ExpectMismatch(AllReduce(0, DataType::kFloat32), AllReduce(16, DataType::kFloat32), /*or_next=*/true);
 }
 
 TEST_P(Mismatch, Algorithm) {
@@ -74,7 +104,7 @@ TEST_P(Mismatch, Algorithm) {
   ExpectMismatch(with("ring"), with("rhd"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::Values("shm", "shm_strict", "tcp"));
 
 }  // namespace
 }  // namespace tutti::testing
