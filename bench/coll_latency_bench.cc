@@ -26,7 +26,7 @@ namespace {
 
 void BM_SlotRound(benchmark::State& state) {
   const uint64_t bytes = static_cast<uint64_t>(state.range(0));
-  const SlotChannel::Shape shape{2, 4, (bytes + 63) / 64 * 64};
+  const SlotChannel::Shape shape{2, 8, (bytes + 63) / 64 * 64, 1};  // one unit per round
   const uint64_t area_bytes = SlotChannel::AreaBytes(shape);
   char* area = static_cast<char*>(std::aligned_alloc(64, (area_bytes + 63) / 64 * 64));
   std::memset(area, 0, area_bytes);
@@ -38,7 +38,7 @@ void BM_SlotRound(benchmark::State& state) {
     while (!ch.Writable(s)) {
     }
     std::memcpy(ch.MySlot(s), in.data(), bytes);
-    ch.Publish(s, SlotDesc{});
+    ch.Publish(ch.Place(s, bytes), SlotDesc{});
     const int peer = 1 - ch.rank();
     while (!ch.Arrived(peer, s)) {
     }

@@ -17,15 +17,13 @@ constexpr uint32_t kMagic = 0x544c5354;  // "TSLT"
 struct AreaHeader {
   uint32_t magic;
   int32_t nranks;
-  int32_t depth;
-  uint32_t reserved;
-  uint64_t slot_bytes;
+  int32_t units;
+  int32_t round_units;
+  uint64_t unit_bytes;
 };
 constexpr uint64_t kFailedOffset = 32;  // atomic<uint32_t>: 0, or 1 + the rank whose communicator failed
 static_assert(sizeof(AreaHeader) <= kFailedOffset, "area header");
 
-uint64_t RoundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-uint64_t Stride(uint64_t slot_bytes) { return RoundUp(32 + slot_bytes, 64); }  // header + data
 
 long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* timeout) {
   // Shared, not FUTEX_PRIVATE: the word lives in memory that several processes map.
@@ -38,13 +36,13 @@ bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0
 
 uint64_t SlotChannel::AreaBytes(const Shape& s) {
   static_assert(sizeof(Ctl) == 128, "two cache lines per rank");
-  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes && kSlotHeaderBytes == 32, "slot header (Stride)");
-  const uint64_t n = static_cast<uint64_t>(s.nranks);
-  return kHeaderBytes + n * sizeof(Ctl) + n * static_cast<uint64_t>(s.depth) * Stride(s.slot_bytes);
+  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header");
+  const uint64_t units = static_cast<uint64_t>(s.nranks) * static_cast<uint64_t>(s.units);
+  return kHeaderBytes + static_cast<uint64_t>(s.nranks) * sizeof(Ctl) + units * (kSlotHeaderBytes + s.unit_bytes);
 }
 
 void SlotChannel::Format(void* area, const Shape& s) {
-  AreaHeader h{kMagic, s.nranks, s.depth, 0, s.slot_bytes};
+  AreaHeader h{kMagic, s.nranks, s.units, s.round_units, s.unit_bytes};
   std::memcpy(area, &h, sizeof(h));
   std::atomic_thread_fence(std::memory_order_release);
 }
@@ -53,22 +51,24 @@ Result<SlotChannel::Shape> SlotChannel::ReadShape(const void* area, size_t bytes
   if (bytes < kHeaderBytes) return ProtocolError("slot area of " + std::to_string(bytes) + " bytes is too small");
   AreaHeader h;
   std::memcpy(&h, area, sizeof(h));
-  Shape s{h.nranks, h.depth, h.slot_bytes};
-  if (h.magic != kMagic || s.nranks < 1 || s.nranks > (1 << 16) || s.depth < 1 || s.depth > 64 ||
-      s.slot_bytes > (uint64_t{1} << 30) || s.slot_bytes % 64 != 0 || AreaBytes(s) != bytes)
+  Shape s{h.nranks, h.units, h.unit_bytes, h.round_units};
+  if (h.magic != kMagic || s.nranks < 1 || s.nranks > (1 << 16) || s.units < 2 || s.units > (1 << 16) ||
+      s.round_units < 1 || s.round_units > s.units / 2 || s.unit_bytes == 0 || s.unit_bytes > (uint64_t{1} << 30) ||
+      s.unit_bytes % 64 != 0 || AreaBytes(s) != bytes)
     return ProtocolError("slot area header is malformed (magic " + std::to_string(h.magic) + ", " +
-                         std::to_string(h.nranks) + " ranks, depth " + std::to_string(h.depth) + ", " +
-                         std::to_string(h.slot_bytes) + "-byte slots, area " + std::to_string(bytes) + " bytes)");
+                         std::to_string(h.nranks) + " ranks, " + std::to_string(h.units) + " units of " +
+                         std::to_string(h.unit_bytes) + " bytes, up to " + std::to_string(h.round_units) +
+                         " per round, area " + std::to_string(bytes) + " bytes)");
   return s;
 }
 
 SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<void> keep)
     : keep_(std::move(keep)),
       area_(static_cast<char*>(area)),
-      slots_(area_ + kHeaderBytes + static_cast<uint64_t>(s.nranks) * sizeof(Ctl)),
+      headers_(area_ + kHeaderBytes + static_cast<uint64_t>(s.nranks) * sizeof(Ctl)),
+      data_(headers_ + static_cast<uint64_t>(s.nranks) * static_cast<uint64_t>(s.units) * kSlotHeaderBytes),
       shape_(s),
       rank_(rank),
-      stride_(Stride(s.slot_bytes)),
       writable_until_(0),
       agreed_(static_cast<size_t>(s.nranks), 0) {}
 
@@ -91,13 +91,25 @@ uint64_t SlotChannel::AgreedWith(int peer) const { return agreed_[static_cast<si
 
 void SlotChannel::Agreed(int peer, uint64_t seq) { agreed_[static_cast<size_t>(peer)] = seq; }
 
+SlotChannel::Span SlotChannel::Place(uint32_t pos, uint64_t bytes) const {
+  const uint64_t need = std::max<uint64_t>(1, (bytes + shape_.unit_bytes - 1) / shape_.unit_bytes);
+  const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(need, static_cast<uint64_t>(shape_.round_units)));
+  const uint32_t units = static_cast<uint32_t>(shape_.units);
+  const uint32_t at = pos % units;
+  Span sp;
+  sp.start = pos;
+  sp.data = at + k > units ? pos + (units - at) : pos;
+  sp.end = sp.data + k - 1;
+  return sp;
+}
+
 bool SlotChannel::Writable(uint32_t s) {
-  const uint32_t depth = static_cast<uint32_t>(shape_.depth);
-  // Rounds up to writable_until_ were writable when last looked: no need to read the other
+  const uint32_t depth = static_cast<uint32_t>(shape_.units);
+  // Units up to writable_until_ were writable when last looked: no need to read the other
   // ranks' lines (each read of a line a peer just wrote costs a transfer between cores).
   if (writable_known_ && NotBefore(writable_until_, s)) return true;
   const uint32_t need = s - depth;
-  uint32_t least = s;  // the earliest round finished by every rank
+  uint32_t least = s;  // the earliest unit finished by every rank
   for (int r = 0; r < shape_.nranks; ++r) {
     const uint32_t d = CtlOf(r)->done.load(std::memory_order_acquire);
     if (!NotBefore(d, need)) return false;
@@ -108,17 +120,26 @@ bool SlotChannel::Writable(uint32_t s) {
   return true;
 }
 
-void SlotChannel::Publish(uint32_t s, const SlotDesc& d) {
-  SlotHeader* h = Header(rank_, s);
+void SlotChannel::Put(uint32_t u, const SlotDesc& d, bool fill) {
+  SlotHeader* h = Header(rank_, u);
   h->coll = d.coll;
   h->type = d.type;
   h->op = d.op;
+  h->fill = fill ? 1 : 0;
   h->root = d.root;
   h->part = d.part;
   h->count = d.count;
   h->parts = d.parts;
   h->trail = d.trail;
-  h->round.store(s, std::memory_order_release);
+  h->round.store(u, std::memory_order_release);
+}
+
+void SlotChannel::Publish(const Span& sp, const SlotDesc& d) {
+  Put(sp.data, d, false);
+  // The other units of the round say that they are filler: a rank whose rounds fell out of step
+  // with ours and waits for one of them finds another call there, not a header that never comes.
+  for (uint32_t u = sp.start; u != sp.data; ++u) Put(u, d, true);
+  for (uint32_t u = sp.data + 1; u != sp.end + 1; ++u) Put(u, d, true);
   Wake();
 }
 
@@ -133,6 +154,7 @@ SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   d.count = h->count;
   d.parts = h->parts;
   d.trail = h->trail;
+  d.fill = h->fill != 0;
   return d;
 }
 

@@ -1,22 +1,30 @@
 // The slot channel: how the ranks of a communicator that all live on one host exchange small
 // collectives through one shared-memory area, with no message, acknowledgement or lock.
 //
-// Every rank owns `depth` slots. A collective is cut into rounds (numbered from 1, in the order
-// the ranks issue them, so every rank gives round s to the same call). In round s a rank copies
-// its contribution into its slot s % depth and then publishes the slot by storing s into the
-// slot's header (a release store; the header also describes the call, so that a rank that
-// called something else is caught). Readers wait until the header says s (acquire), take what
-// they need straight from the slots (an all-reduce reduces every rank's slot locally, in rank
-// order, so every rank computes the same bits) and then say they finished round s. A slot is
-// written again, for round s + depth, only once every rank finished round s: that is the whole
-// flow control, and with depth > 1 a long call's rounds pipeline.
+// Every rank owns a ring of `units` slot units of `unit_bytes` each, numbered from 1 on (unit u
+// lives at u % units). A collective is cut into rounds of at most `round_units` units, and each
+// round takes as many consecutive units as its data needs (at least one), in the order the
+// ranks issue the calls, so that every rank gives the same units to the same round (a round that
+// would wrap around the ring's end starts at its beginning instead, the units skipped being part
+// of it). In a round a rank copies its contribution into its units and then publishes the round
+// by storing the number of its first data unit into that unit's header (a release store; the
+// header also describes the call, so that a rank that called something else is caught; the
+// round's other units get headers that say they are filler, so that a rank whose rounds fell out
+// of step with this one's is caught too). Readers wait until the header says that number
+// (acquire), take what they need straight from the units (an all-reduce reduces every rank's
+// units locally, in rank order, so every rank computes the same bits) and then say they
+// finished the round's last unit. A unit is written again, for unit u + units, only once every
+// rank finished unit u: that is the whole flow control. Small calls take one unit each, so a
+// rank may be `units` small calls ahead of the slowest; a long call streams `units /
+// round_units` rounds at once.
 //
 // Waiting: a rank polls the words it waits for; one that gives up its core first announces
 // that it sleeps and then blocks in a futex on its own bell, which whoever publishes or finishes
 // a round rings when someone sleeps (the announcement and the re-check close the race).
 //
 // Layout of the area (all offsets multiples of 64, the creator writes the header):
-//   header | per rank: a line with `done`, a line with the bell | per rank, per slot: header + data
+//   header | per rank: a line with `done`, a line with the bell | per rank, per unit: a header
+//   line | per rank, per unit: data
 #pragma once
 
 #include <atomic>
@@ -37,13 +45,14 @@ struct SlotDesc {
   int32_t root = 0;
   uint64_t count = 0;
   uint32_t part = 0, parts = 0;  // this round's index within the call, and the call's rounds
+  bool fill = false;             // a unit of the round that is not its first data unit
   // A digest of every call this rank issued through the channel before this one (Chain): equal
   // on two ranks when (but for a 2^-32 chance) all their earlier calls matched, also those in
   // which neither waited for the other's header.
   uint32_t trail = 0;
   bool SameCall(const SlotDesc& o) const {
     return coll == o.coll && type == o.type && op == o.op && root == o.root && count == o.count &&
-           part == o.part && parts == o.parts;
+           part == o.part && parts == o.parts && fill == o.fill;
   }
   bool operator==(const SlotDesc& o) const { return SameCall(o) && trail == o.trail; }
   bool operator!=(const SlotDesc& o) const { return !(*this == o); }
@@ -53,8 +62,15 @@ class SlotChannel {
  public:
   struct Shape {
     int nranks = 0;
-    int depth = 0;
-    uint64_t slot_bytes = 0;  // data bytes of one slot
+    int units = 0;            // per rank
+    uint64_t unit_bytes = 0;  // data bytes of one unit (a multiple of 64)
+    int round_units = 0;      // the most units one round takes
+  };
+  // The units a round of some bytes takes when placed at unit `pos` (the unit after the last
+  // round's): [start, data) the units skipped to keep the data from wrapping around, [data,
+  // end] its data.
+  struct Span {
+    uint32_t start = 0, data = 0, end = 0;
   };
   // Bytes of the shared area for `s`.
   static uint64_t AreaBytes(const Shape& s);
@@ -70,14 +86,16 @@ class SlotChannel {
 
   int nranks() const { return shape_.nranks; }
   int rank() const { return rank_; }
-  uint64_t slot_bytes() const { return shape_.slot_bytes; }
+  int units() const { return shape_.units; }
+  // The most data bytes of one round.
+  uint64_t slot_bytes() const { return shape_.unit_bytes * static_cast<uint64_t>(shape_.round_units); }
 
-  // Rounds for a call of `n` rounds, in issue order (the issuing thread only): the first.
-  uint32_t Reserve(uint32_t n) {
-    uint32_t first = next_round_;
-    next_round_ += n;
-    return first;
-  }
+  // Where a round of `bytes` (at most slot_bytes()) goes if placed at unit `pos`.
+  Span Place(uint32_t pos, uint64_t bytes) const;
+  // The unit the next call's first round is placed at; Reserve(n) gives the call n units from
+  // there on (in issue order, the issuing thread only).
+  uint32_t next_unit() const { return next_unit_; }
+  void Reserve(uint32_t n) { next_unit_ += n; }
   // The trail of the call being issued (its rounds' SlotDesc::trail), advancing the trail past
   // `call` (its description; part is ignored). Calls chain in issue order (the issuing thread).
   uint32_t Chain(const SlotDesc& call);
@@ -85,21 +103,22 @@ class SlotChannel {
   // them equal (0: none yet), for messages about calls that diverged earlier. Under mu().
   uint64_t AgreedWith(int peer) const;
   void Agreed(int peer, uint64_t seq);
-  // True when this rank may write round `s`: every rank finished round s - depth. Under mu().
-  bool Writable(uint32_t s);
-  // This rank's slot for round s (slot_bytes of data).
-  char* MySlot(uint32_t s) const { return Data(rank_, s); }
-  // Publishes this rank's slot for round s (after its data is written), waking sleepers.
-  void Publish(uint32_t s, const SlotDesc& d);
-  // True once `peer` published round s (its data and Desc may be read until we Finish s).
-  bool Arrived(int peer, uint32_t s) const { return Header(peer, s)->round.load(std::memory_order_acquire) == s; }
-  const char* PeerSlot(int peer, uint32_t s) const { return Data(peer, s); }
-  SlotDesc Desc(int peer, uint32_t s) const;
-  // The last round this rank finished; rounds finish in order.
+  // True when this rank may write unit `u`: every rank finished unit u - units. Under mu().
+  bool Writable(uint32_t u);
+  // This rank's data from unit u on (contiguous up to the end of the ring).
+  char* MySlot(uint32_t u) const { return Data(rank_, u); }
+  // Publishes this rank's round `sp` (after its data is written), waking sleepers.
+  void Publish(const Span& sp, const SlotDesc& d);
+  // True once `peer` published a round or filler at unit u (its data and Desc may be read until
+  // we Finish the round).
+  bool Arrived(int peer, uint32_t u) const { return Header(peer, u)->round.load(std::memory_order_acquire) == u; }
+  const char* PeerSlot(int peer, uint32_t u) const { return Data(peer, u); }
+  SlotDesc Desc(int peer, uint32_t u) const;
+  // The last unit this rank finished; rounds finish in order, each at its last unit.
   uint32_t finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
-  void Finish(uint32_t s);
-  // For messages: the last round `peer` published into slot s % depth, and finished.
-  uint32_t PublishedBy(int peer, uint32_t s) const;
+  void Finish(uint32_t u);
+  // For messages: the last unit `peer` published at unit u's place, and the last it finished.
+  uint32_t PublishedBy(int peer, uint32_t u) const;
   uint32_t FinishedBy(int peer) const;
 
   // A rank whose communicator failed marks the area, so that no rank completes a call through it
@@ -126,7 +145,7 @@ class SlotChannel {
   static constexpr uint64_t kReasonOffset = 64;
   static constexpr uint64_t kReasonBytes = 448;
   static constexpr uint64_t kHeaderBytes = kReasonOffset + kReasonBytes;
-  static constexpr uint64_t kSlotHeaderBytes = 32;
+  static constexpr uint64_t kSlotHeaderBytes = 64;  // a line per unit
   struct Ctl {
     alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
     alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
@@ -134,7 +153,7 @@ class SlotChannel {
   };
   struct SlotHeader {
     std::atomic<uint32_t> round;  // the round this slot was last published for
-    uint8_t coll, type, op, pad;
+    uint8_t coll, type, op, fill;
     int32_t root;
     uint32_t part;
     uint64_t count;
@@ -144,21 +163,24 @@ class SlotChannel {
   Ctl* CtlOf(int r) const {
     return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
   }
-  SlotHeader* Header(int r, uint32_t s) const {
-    const uint64_t index = static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.depth) + s % shape_.depth;
-    return reinterpret_cast<SlotHeader*>(slots_ + index * stride_);
+  uint64_t Index(int r, uint32_t u) const {
+    return static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.units) + u % static_cast<uint32_t>(shape_.units);
   }
-  char* Data(int r, uint32_t s) const { return reinterpret_cast<char*>(Header(r, s)) + kSlotHeaderBytes; }
+  SlotHeader* Header(int r, uint32_t u) const {
+    return reinterpret_cast<SlotHeader*>(headers_ + Index(r, u) * kSlotHeaderBytes);
+  }
+  char* Data(int r, uint32_t u) const { return data_ + Index(r, u) * shape_.unit_bytes; }
+  void Put(uint32_t u, const SlotDesc& d, bool fill);
   void Wake();
   std::atomic<uint32_t>* FailedWord() const;
 
   std::shared_ptr<void> keep_;
   char* area_;
-  char* slots_;  // the first slot, after the per-rank lines
+  char* headers_;  // the units' headers, after the per-rank lines
+  char* data_;     // the units' data, after the headers
   Shape shape_;
   int rank_;
-  uint64_t stride_;  // bytes per slot, header included
-  uint32_t next_round_ = 1;
+  uint32_t next_unit_ = 1;
   uint32_t trail_ = 0;
   std::vector<uint64_t> agreed_;  // per peer, AgreedWith
   uint32_t writable_until_;  // every round up to this one is known to be writable,

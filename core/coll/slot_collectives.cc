@@ -49,8 +49,7 @@ struct Communicator::SlotPrep {
   uint64_t chunk = 0;
   std::shared_ptr<char> copy;  // a private copy of an input that overlaps the output
   uint64_t named_seq = 0;      // the number another thread's error gives it (set before the claim)
-  uint64_t seq = 0;            // its number, and its first round (set once claimed)
-  uint32_t first = 0;
+  uint64_t seq = 0;            // its number (set once claimed)
 };
 
 // Whether a call goes through the slots: single-host communicators, host memory, calls up to
@@ -116,15 +115,14 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
     engine_->FailAndNotify(claim);
     return claim;
   }
-  p->seq = ++coll_seq_;
-  p->first = slots_->Reserve(SlotRounds(p->call, p->chunk));
+  p->seq = ++coll_seq_;  // (its units are reserved as its run is made, under the claim)
   return OkStatus();
 }
 
 // A claimed call as a run of the registry (driven by waiters and the progress thread); ends the
 // claim.
 std::shared_ptr<SlotRun> Communicator::EnqueueSlotRun(SlotPrep& p) {
-  auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, p.first, p.seq, std::move(p.copy));
+  auto run = std::make_shared<SlotRun>(slots_, p.call, p.chunk, p.seq, std::move(p.copy));
   run->Advance();
   colls_->EndIssue(run);
   return run;
@@ -147,7 +145,7 @@ Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   if (colls_->InFlight() > 0) return WaitSlotRun(*EnqueueSlotRun(p), SlotEnv(), c.opts->timeout_s);
   // Nothing else in flight: the run lives on this stack, and the issuing claim is held until it
   // ends (another thread's collective meanwhile is refused, naming this one).
-  SlotRun run(slots_, p.call, p.chunk, p.first, p.seq, std::move(p.copy));
+  SlotRun run(slots_, p.call, p.chunk, p.seq, std::move(p.copy));
   Status st = WaitSlotRun(run, SlotEnv(), c.opts->timeout_s);
   colls_->EndIssue(nullptr);
   return st;

@@ -26,6 +26,12 @@ bool Reduces(Collective c) {
 }
 
 std::string DescText(const SlotDesc& d, bool with_round = true, const char* how = "", uint64_t seq = 0) {
+  if (d.fill) {
+    SlotDesc whole = d;
+    whole.fill = false;
+    return "slot space inside a round of " + DescText(whole, with_round, how, seq) +
+           " (its earlier calls took more or less slot space than this rank's)";
+  }
   const int coll = d.coll, type = d.type, op = d.op;
   if (coll > static_cast<int>(Collective::kBarrier)) return "an unknown call (code " + std::to_string(coll) + ")";
   const auto c = static_cast<Collective>(coll);
@@ -55,12 +61,11 @@ uint32_t SlotRounds(const SlotCall& c, uint64_t chunk) {
   return static_cast<uint32_t>((c.count + chunk - 1) / chunk);
 }
 
-SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint32_t first, uint64_t seq,
+SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint64_t seq,
                  std::shared_ptr<void> keep)
     : channel_(std::move(channel)),
       call_(call),
       chunk_(chunk),
-      first_(first),
       rounds_(SlotRounds(call, chunk)),
       seq_(seq),
       keep_(std::move(keep)),
@@ -80,8 +85,24 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t c
       wait_hi_ = call_.root + 1;
     }
   }
-  SlotDesc whole = DescOf(0);
-  trail_ = channel_->Chain(whole);
+  trail_ = channel_->Chain(DescOf(0));
+  // The call's units, from where the last call's end.
+  const uint32_t first = wpos_ = rpos_ = channel_->next_unit();
+  uint32_t pos = first;
+  for (uint32_t part = 0; part < rounds_; ++part) pos = channel_->Place(pos, RoundBytes(part)).end + 1;
+  channel_->Reserve(pos - first);
+}
+
+uint64_t SlotRun::Elems(uint32_t part) const {
+  const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
+  return call_.count > lo ? std::min(chunk_, call_.count - lo) : 0;
+}
+
+// The same on every rank (every rank gives the round the same units), also where a rank writes
+// no data (a non-root of broadcast and scatter).
+uint64_t SlotRun::RoundBytes(uint32_t part) const {
+  if (call_.coll == Collective::kBarrier) return 0;
+  return Elems(part) * elem_ * (PerRankBlocks(call_.coll) ? static_cast<uint64_t>(n_) : 1);
 }
 
 bool SlotRun::Writes() const {
@@ -104,12 +125,11 @@ SlotDesc SlotRun::DescOf(uint32_t part) const {
   return d;
 }
 
-Status SlotRun::Write(uint32_t part) {
-  const uint32_t s = first_ + part;
+Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
   const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
-  const uint64_t m = call_.count > lo ? std::min(chunk_, call_.count - lo) : 0;
+  const uint64_t m = Elems(part);
   if (Writes() && m > 0) {
-    char* dst = channel_->MySlot(s);
+    char* dst = channel_->MySlot(sp.data);
     const bool scale = call_.op == RedOp::kPremulSum && Reduces(call_.coll);
     const int blocks = PerRankBlocks(call_.coll) ? n_ : 1;
     for (int b = 0; b < blocks; ++b) {
@@ -122,14 +142,13 @@ Status SlotRun::Write(uint32_t part) {
       }
     }
   }
-  channel_->Publish(s, DescOf(part));
+  channel_->Publish(sp, DescOf(part));
   return OkStatus();
 }
 
-Status SlotRun::Read(uint32_t part) {
-  const uint32_t s = first_ + part;
+Status SlotRun::Read(uint32_t part, uint32_t s) {
   const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
-  const uint64_t m = call_.count > lo ? std::min(chunk_, call_.count - lo) : 0;
+  const uint64_t m = Elems(part);
   if (m == 0 || call_.output == nullptr) return OkStatus();
   if ((call_.coll == Collective::kReduce || call_.coll == Collective::kGather) && me_ != call_.root) return OkStatus();
   char* out = call_.output + lo * elem_;
@@ -181,13 +200,17 @@ bool SlotRun::Advance() {
   if (done()) return true;
   bool moved = false;
   Status st;
-  while (st.ok() && written_ < rounds_ && channel_->Writable(first_ + written_)) {
-    st = Write(written_);
+  while (st.ok() && written_ < rounds_) {
+    const SlotChannel::Span sp = channel_->Place(wpos_, RoundBytes(written_));
+    if (!channel_->Writable(sp.end)) break;
+    st = Write(written_, sp);
+    wpos_ = sp.end + 1;
     ++written_;
     moved = true;
   }
-  while (st.ok() && read_ < written_ && channel_->finished() + 1 == first_ + read_) {
-    const uint32_t s = first_ + read_;
+  while (st.ok() && read_ < written_ && channel_->finished() + 1 == rpos_) {
+    const SlotChannel::Span sp = channel_->Place(rpos_, RoundBytes(read_));
+    const uint32_t s = sp.data;
     // A rank whose communicator failed (or was destroyed) before it finished this round may
     // never come, or may have given up on this call.
     auto failed = [&](int f) {
@@ -208,17 +231,18 @@ bool SlotRun::Advance() {
         break;
       }
     }
-    st = Compare(s);
+    st = Compare(read_, s);
     if (st.ok() && failed(channel_->FailedBy())) break;
-    if (st.ok()) st = Read(read_);
+    if (st.ok()) st = Read(read_, s);
     if (!st.ok()) break;
-    channel_->Finish(s);
+    channel_->Finish(sp.end);
+    rpos_ = sp.end + 1;
     ++read_;
     moved = true;
   }
   if (moved) moves_.fetch_add(1, std::memory_order_relaxed);
-  awaited_.store(read_ < written_ ? first_ + read_ : 0, std::memory_order_relaxed);
-  blocked_.store(read_ < rounds_ && channel_->finished() + 1 != first_ + read_, std::memory_order_relaxed);
+  awaited_.store(read_ < written_ ? channel_->Place(rpos_, RoundBytes(read_)).data : 0, std::memory_order_relaxed);
+  blocked_.store(read_ < rounds_ && channel_->finished() + 1 != rpos_, std::memory_order_relaxed);
   if (!st.ok()) {
     FinishLocked(st.WithContext("rank " + std::to_string(me_) + ": " + what()));
   } else if (read_ == rounds_) {
@@ -233,8 +257,8 @@ bool SlotRun::AllArrived(uint32_t s) const {
   return true;
 }
 
-Status SlotRun::Compare(uint32_t s) {
-  const SlotDesc mine = DescOf(s - first_);
+Status SlotRun::Compare(uint32_t part, uint32_t s) {
+  const SlotDesc mine = DescOf(part);
   for (int p = wait_lo_; p < wait_hi_; ++p) {
     if (p == me_) continue;
     const SlotDesc theirs = channel_->Desc(p, s);
@@ -300,16 +324,21 @@ void SlotRun::Fail(const Status& why) {
 
 std::string SlotRun::Progress() const {
   std::lock_guard<std::mutex> lock(channel_->mu());
-  const uint32_t s = first_ + read_;
-  std::string text = "round " + std::to_string(read_ + 1) + " of " + std::to_string(rounds_) + " (slot round " +
-                     std::to_string(s) + ")";
-  if (read_ == written_) return text + ": waiting until every rank finished slot round " +
-                                std::to_string(s - 1) + " or earlier so this rank may write";
+  if (read_ >= rounds_) return "finished";
+  const SlotChannel::Span sp = channel_->Place(rpos_, RoundBytes(read_));
+  const uint32_t s = sp.data;
+  std::string text = "round " + std::to_string(read_ + 1) + " of " + std::to_string(rounds_) + " (slot unit " +
+                     std::to_string(s) + (sp.end != s ? " to " + std::to_string(sp.end) : std::string()) + ")";
+  if (read_ == written_) {
+    const uint32_t need = channel_->Place(wpos_, RoundBytes(written_)).end - static_cast<uint32_t>(channel_->units());
+    return text + ": waiting until every rank finished slot unit " + std::to_string(need) +
+           " or later so this rank may write";
+  }
   std::string missing;
   for (int p = wait_lo_; p < wait_hi_; ++p) {
     if (channel_->Arrived(p, s)) continue;
-    missing += (missing.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " (published slot round " +
-               std::to_string(channel_->PublishedBy(p, s)) + " there, finished round " +
+    missing += (missing.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " (published slot unit " +
+               std::to_string(channel_->PublishedBy(p, s)) + " there, finished unit " +
                std::to_string(channel_->FinishedBy(p)) + ")";
   }
   if (missing.empty()) return text + ": waiting for an earlier call of this rank";
@@ -391,7 +420,7 @@ bool SlotWork::Test() {
   if (Status f = env_.engine->failure(); !f.ok()) run_->Fail(f);
   if (run_->Blocked()) env_.registry->AdvanceAll();
   if (!run_->Advance()) return false;
-  FinishSlotRun(*run_, *env_.engine);
+  (void)FinishSlotRun(*run_, *env_.engine);  // the run keeps its status for status() and Wait
   return true;
 }
 

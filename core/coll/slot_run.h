@@ -62,12 +62,11 @@ uint32_t SlotRounds(const SlotCall& c, uint64_t chunk);
 
 class SlotRun : public CollRun {
  public:
-  // `first` is the first of SlotRounds(call, chunk) rounds reserved for the call. `keep` holds
-  // temporaries (a private copy of an overlapping input) until the run is destroyed.
+  // The call's rounds take the channel's next units. `keep` holds temporaries (a private copy of an overlapping input) until the run is destroyed.
   // `seq` numbers the communicator's collectives in messages ("all_reduce #3 (slots, ...)").
   // Runs are constructed in issue order (under the issuing claim): the call joins the channel's
   // trail here.
-  SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint32_t first, uint64_t seq,
+  SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint64_t seq,
           std::shared_ptr<void> keep = nullptr);
 
   bool Advance() override;
@@ -88,22 +87,25 @@ class SlotRun : public CollRun {
  private:
   bool Writes() const;
   SlotDesc DescOf(uint32_t part) const;
-  bool AllArrived(uint32_t s) const;  // every header this rank waits for, round s
-  Status Compare(uint32_t s);         // those headers against this rank's call
-  Status Write(uint32_t part);
-  Status Read(uint32_t part);
+  bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
+  Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
+  uint64_t Elems(uint32_t part) const;       // per block, in round `part`
+  uint64_t RoundBytes(uint32_t part) const;  // data bytes of round `part` in a rank's units
+  Status Write(uint32_t part, const SlotChannel::Span& sp);
+  Status Read(uint32_t part, uint32_t s);  // s: the round's first data unit
   void FinishLocked(Status st);
 
   std::shared_ptr<SlotChannel> channel_;
   SlotCall call_;
   uint64_t chunk_;
-  uint32_t first_, rounds_;
+  uint32_t rounds_;
   uint64_t seq_;
   std::shared_ptr<void> keep_;
   size_t elem_;
   int n_, me_;
   int wait_lo_, wait_hi_;  // the ranks whose headers this rank waits for: [wait_lo_, wait_hi_)
-  uint32_t trail_;
+  uint32_t trail_ = 0;
+  uint32_t wpos_ = 0, rpos_ = 0;  // the unit the next round to write / to read is placed at
 
   uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)
   Status status_;

@@ -1,15 +1,26 @@
 #include "core/coll/slot_setup.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "transport/shm/shm_segment.h"
 
 namespace tutti {
 
+SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
+  auto round_up = [](uint64_t x, uint64_t a) { return (std::max<uint64_t>(x, 1) + a - 1) / a * a; };
+  SlotChannel::Shape s;
+  s.nranks = nranks;
+  s.unit_bytes = round_up(std::max(std::min<uint64_t>(slot_bytes, 1024), (slot_bytes + 63) / 64), 64);
+  s.round_units = static_cast<int>((slot_bytes + s.unit_bytes - 1) / s.unit_bytes);
+  s.units = std::max(kSlotUnits, kSlotRoundsInFlight * s.round_units);
+  return s;
+}
+
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement) {
   *announcement = "off";
   if (max_bytes == 0) return SlotArea{};
-  const SlotChannel::Shape shape{nranks, kSlotDepth, (slot_bytes + 63) / 64 * 64};
+  const SlotChannel::Shape shape = SlotShape(nranks, slot_bytes);
   const uint64_t bytes = SlotChannel::AreaBytes(shape);
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Create(bytes));
   SlotChannel::Format(seg->data(), shape);

@@ -20,8 +20,15 @@ struct SlotArea {
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
-// Slots per rank (rounds of one call in flight at once).
-constexpr int kSlotDepth = 4;
+// Units per rank in the ring: small calls (one unit each) a rank may be ahead of the slowest.
+constexpr int kSlotUnits = 256;
+// Rounds of the largest size (slot_bytes) in flight at once.
+constexpr int kSlotRoundsInFlight = 4;
+
+// The ring for rounds of up to `slot_bytes`: units of 1 KiB (or slot_bytes / 64 for larger
+// slots, so that a round takes at most 64 units; slot_bytes itself if smaller), kSlotUnits of
+// them, or more where kSlotRoundsInFlight largest rounds need more.
+SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes);
 
 // Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement);
