@@ -140,6 +140,12 @@ Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShap
 Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
   TUTTI_RETURN_IF_ERROR(ClaimSlotCall(&p));
+  if (SlotRounds(p.call, p.chunk) == 0) {
+    // Nothing to move (count 0): the call only joins the trail, in issue order, and is done.
+    slots_->Chain(SlotCallDesc(p.call, 0));
+    colls_->EndIssue(nullptr);
+    return OkStatus();
+  }
   // Earlier async calls in flight hold up this call's rounds: it joins them in the registry,
   // which the wait drives.
   if (colls_->InFlight() > 0) return WaitSlotRun(*EnqueueSlotRun(p), SlotEnv(), c.opts->timeout_s);

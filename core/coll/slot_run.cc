@@ -110,17 +110,22 @@ bool SlotRun::Writes() const {
   return call_.coll != Collective::kBarrier;
 }
 
-SlotDesc SlotRun::DescOf(uint32_t part) const {
+SlotDesc SlotCallDesc(const SlotCall& c, uint32_t parts) {
   SlotDesc d;
-  d.coll = static_cast<uint8_t>(call_.coll);
-  d.type = static_cast<uint8_t>(call_.type);
-  d.op = static_cast<uint8_t>(Reduces(call_.coll) ? call_.op : RedOp::kSum);
-  const bool rooted = call_.coll == Collective::kBroadcast || call_.coll == Collective::kReduce ||
-                      call_.coll == Collective::kScatter || call_.coll == Collective::kGather;
-  d.root = rooted ? call_.root : 0;
-  d.count = call_.count;
+  d.coll = static_cast<uint8_t>(c.coll);
+  d.type = static_cast<uint8_t>(c.type);
+  d.op = static_cast<uint8_t>(Reduces(c.coll) ? c.op : RedOp::kSum);
+  const bool rooted = c.coll == Collective::kBroadcast || c.coll == Collective::kReduce ||
+                      c.coll == Collective::kScatter || c.coll == Collective::kGather;
+  d.root = rooted ? c.root : 0;
+  d.count = c.count;
+  d.parts = parts;
+  return d;
+}
+
+SlotDesc SlotRun::DescOf(uint32_t part) const {
+  SlotDesc d = SlotCallDesc(call_, rounds_);
   d.part = part;
-  d.parts = rounds_;
   d.trail = trail_;
   return d;
 }

@@ -60,6 +60,9 @@ uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes);
 // with SlotCall::strict), which completes at once and is compared through the trail only.
 uint32_t SlotRounds(const SlotCall& c, uint64_t chunk);
 
+// What every round of a call of `parts` rounds says about the call (part and trail left 0).
+SlotDesc SlotCallDesc(const SlotCall& c, uint32_t parts);
+
 class SlotRun : public CollRun {
  public:
   // The call's rounds take the channel's next units. `keep` holds temporaries (a private copy of an overlapping input) until the run is destroyed.
