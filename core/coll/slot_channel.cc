@@ -134,13 +134,13 @@ void SlotChannel::Put(uint32_t u, const SlotDesc& d, bool fill) {
   h->round.store(u, std::memory_order_release);
 }
 
-void SlotChannel::Publish(const Span& sp, const SlotDesc& d) {
+void SlotChannel::Publish(const Span& sp, const SlotDesc& d, bool wake) {
   Put(sp.data, d, false);
   // The other units of the round say that they are filler: a rank whose rounds fell out of step
   // with ours and waits for one of them finds another call there, not a header that never comes.
   for (uint32_t u = sp.start; u != sp.data; ++u) Put(u, d, true);
   for (uint32_t u = sp.data + 1; u != sp.end + 1; ++u) Put(u, d, true);
-  Wake();
+  if (wake) Wake();
 }
 
 SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
@@ -158,9 +158,9 @@ SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
   return d;
 }
 
-void SlotChannel::Finish(uint32_t s) {
-  CtlOf(rank_)->done.store(s, std::memory_order_release);
-  Wake();
+void SlotChannel::Finish(uint32_t u, bool wake) {
+  CtlOf(rank_)->done.store(u, std::memory_order_release);
+  if (wake) Wake();
 }
 
 uint32_t SlotChannel::PublishedBy(int peer, uint32_t s) const {

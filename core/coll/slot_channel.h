@@ -107,8 +107,9 @@ class SlotChannel {
   bool Writable(uint32_t u);
   // This rank's data from unit u on (contiguous up to the end of the ring).
   char* MySlot(uint32_t u) const { return Data(rank_, u); }
-  // Publishes this rank's round `sp` (after its data is written), waking sleepers.
-  void Publish(const Span& sp, const SlotDesc& d);
+  // Publishes this rank's round `sp` (after its data is written), waking sleepers (or not:
+  // then the caller calls Wake once for all it published and finished).
+  void Publish(const Span& sp, const SlotDesc& d, bool wake = true);
   // True once `peer` published a round or filler at unit u (its data and Desc may be read until
   // we Finish the round).
   bool Arrived(int peer, uint32_t u) const { return Header(peer, u)->round.load(std::memory_order_acquire) == u; }
@@ -116,7 +117,9 @@ class SlotChannel {
   SlotDesc Desc(int peer, uint32_t u) const;
   // The last unit this rank finished; rounds finish in order, each at its last unit.
   uint32_t finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
-  void Finish(uint32_t u);
+  void Finish(uint32_t u, bool wake = true);
+  // Wakes the ranks that sleep until something moves.
+  void Wake();
   // For messages: the last unit `peer` published at unit u's place, and the last it finished.
   uint32_t PublishedBy(int peer, uint32_t u) const;
   uint32_t FinishedBy(int peer) const;
@@ -171,7 +174,6 @@ class SlotChannel {
   }
   char* Data(int r, uint32_t u) const { return data_ + Index(r, u) * shape_.unit_bytes; }
   void Put(uint32_t u, const SlotDesc& d, bool fill);
-  void Wake();
   std::atomic<uint32_t>* FailedWord() const;
 
   std::shared_ptr<void> keep_;

@@ -87,9 +87,13 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t c
   }
   trail_ = channel_->Chain(DescOf(0));
   // The call's units, from where the last call's end.
-  const uint32_t first = wpos_ = rpos_ = channel_->next_unit();
+  const uint32_t first = channel_->next_unit();
   uint32_t pos = first;
-  for (uint32_t part = 0; part < rounds_; ++part) pos = channel_->Place(pos, RoundBytes(part)).end + 1;
+  for (uint32_t part = 0; part < rounds_; ++part) {
+    const SlotChannel::Span sp = channel_->Place(pos, RoundBytes(part));
+    if (part == 0) wspan_ = rspan_ = sp;
+    pos = sp.end + 1;
+  }
   channel_->Reserve(pos - first);
 }
 
@@ -147,7 +151,7 @@ Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
       }
     }
   }
-  channel_->Publish(sp, DescOf(part));
+  channel_->Publish(sp, DescOf(part), /*wake=*/false);  // Advance wakes once for all it moved
   return OkStatus();
 }
 
@@ -205,17 +209,13 @@ bool SlotRun::Advance() {
   if (done()) return true;
   bool moved = false;
   Status st;
-  while (st.ok() && written_ < rounds_) {
-    const SlotChannel::Span sp = channel_->Place(wpos_, RoundBytes(written_));
-    if (!channel_->Writable(sp.end)) break;
-    st = Write(written_, sp);
-    wpos_ = sp.end + 1;
-    ++written_;
+  while (st.ok() && written_ < rounds_ && channel_->Writable(wspan_.end)) {
+    st = Write(written_, wspan_);
+    if (++written_ < rounds_) wspan_ = channel_->Place(wspan_.end + 1, RoundBytes(written_));
     moved = true;
   }
-  while (st.ok() && read_ < written_ && channel_->finished() + 1 == rpos_) {
-    const SlotChannel::Span sp = channel_->Place(rpos_, RoundBytes(read_));
-    const uint32_t s = sp.data;
+  while (st.ok() && read_ < written_ && channel_->finished() + 1 == rspan_.start) {
+    const uint32_t s = rspan_.data;
     // A rank whose communicator failed (or was destroyed) before it finished this round may
     // never come, or may have given up on this call.
     auto failed = [&](int f) {
@@ -240,14 +240,16 @@ bool SlotRun::Advance() {
     if (st.ok() && failed(channel_->FailedBy())) break;
     if (st.ok()) st = Read(read_, s);
     if (!st.ok()) break;
-    channel_->Finish(sp.end);
-    rpos_ = sp.end + 1;
-    ++read_;
+    channel_->Finish(rspan_.end, /*wake=*/false);
+    if (++read_ < rounds_) rspan_ = channel_->Place(rspan_.end + 1, RoundBytes(read_));
     moved = true;
   }
-  if (moved) moves_.fetch_add(1, std::memory_order_relaxed);
-  awaited_.store(read_ < written_ ? channel_->Place(rpos_, RoundBytes(read_)).data : 0, std::memory_order_relaxed);
-  blocked_.store(read_ < rounds_ && channel_->finished() + 1 != rpos_, std::memory_order_relaxed);
+  if (moved) {
+    channel_->Wake();
+    moves_.fetch_add(1, std::memory_order_relaxed);
+  }
+  awaited_.store(read_ < written_ ? rspan_.data : 0, std::memory_order_relaxed);
+  blocked_.store(read_ < rounds_ && channel_->finished() + 1 != rspan_.start, std::memory_order_relaxed);
   if (!st.ok()) {
     FinishLocked(st.WithContext("rank " + std::to_string(me_) + ": " + what()));
   } else if (read_ == rounds_) {
@@ -330,12 +332,12 @@ void SlotRun::Fail(const Status& why) {
 std::string SlotRun::Progress() const {
   std::lock_guard<std::mutex> lock(channel_->mu());
   if (read_ >= rounds_) return "finished";
-  const SlotChannel::Span sp = channel_->Place(rpos_, RoundBytes(read_));
+  const SlotChannel::Span& sp = rspan_;
   const uint32_t s = sp.data;
   std::string text = "round " + std::to_string(read_ + 1) + " of " + std::to_string(rounds_) + " (slot unit " +
                      std::to_string(s) + (sp.end != s ? " to " + std::to_string(sp.end) : std::string()) + ")";
   if (read_ == written_) {
-    const uint32_t need = channel_->Place(wpos_, RoundBytes(written_)).end - static_cast<uint32_t>(channel_->units());
+    const uint32_t need = wspan_.end - static_cast<uint32_t>(channel_->units());
     return text + ": waiting until every rank finished slot unit " + std::to_string(need) +
            " or later so this rank may write";
   }

@@ -108,7 +108,7 @@ class SlotRun : public CollRun {
   int n_, me_;
   int wait_lo_, wait_hi_;  // the ranks whose headers this rank waits for: [wait_lo_, wait_hi_)
   uint32_t trail_ = 0;
-  uint32_t wpos_ = 0, rpos_ = 0;  // the unit the next round to write / to read is placed at
+  SlotChannel::Span wspan_, rspan_;  // the units of round written_ / read_ (while < rounds_)
 
   uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)
   Status status_;
