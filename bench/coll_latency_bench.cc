@@ -37,12 +37,12 @@ void BM_SlotRound(benchmark::State& state) {
     std::lock_guard<std::mutex> lock(ch.mu());
     while (!ch.Writable(s)) {
     }
-    std::memcpy(ch.MySlot(s), in.data(), bytes);
+    std::memcpy(ch.MySlot(s, bytes), in.data(), bytes);
     ch.Publish(ch.Place(s, bytes), SlotDesc{});
     const int peer = 1 - ch.rank();
     while (!ch.Arrived(peer, s)) {
     }
-    std::memcpy(out, ch.PeerSlot(peer, s), bytes);
+    std::memcpy(out, ch.PeerSlot(peer, s, bytes), bytes);
     ch.Finish(s);
   };
   const int64_t total = static_cast<int64_t>(state.max_iterations);  // the partner runs as many

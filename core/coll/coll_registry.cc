@@ -17,7 +17,7 @@ void CollRegistry::DropFinishedLocked() {
                 active_.end());
 }
 
-Status CollRegistry::BeginIssue(int rank, const CollLabel& call) {
+Status CollRegistry::BeginIssue(int rank, const CollLabel& call, size_t* in_flight) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::thread::id me = std::this_thread::get_id();
   std::string other;
@@ -34,6 +34,10 @@ Status CollRegistry::BeginIssue(int rank, const CollLabel& call) {
   issuing_ = true;
   issuing_call_ = call;
   issuer_ = me;
+  if (in_flight != nullptr) {
+    DropFinishedLocked();
+    *in_flight = active_.size();
+  }
   return OkStatus();
 }
 

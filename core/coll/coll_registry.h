@@ -19,7 +19,8 @@ class CollRegistry {
   // kInvalidUsage naming both calls when another thread is issuing one now or has one in
   // flight. Every successful BeginIssue is paired with EndIssue (with the run it started, or
   // nullptr). A thread may take over once the previous thread's collectives have completed.
-  Status BeginIssue(int rank, const CollLabel& call);
+  // `in_flight` (optional) gets InFlight() as of the claim.
+  Status BeginIssue(int rank, const CollLabel& call, size_t* in_flight = nullptr);
   void EndIssue(std::shared_ptr<CollRun> run);
   // Collectives in flight (not yet finished).
   size_t InFlight();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 
 namespace tutti {
@@ -36,7 +37,7 @@ bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0
 
 uint64_t SlotChannel::AreaBytes(const Shape& s) {
   static_assert(sizeof(Ctl) == 128, "two cache lines per rank");
-  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header");
+  static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes && offsetof(SlotHeader, data) == 32, "slot header");
   const uint64_t units = static_cast<uint64_t>(s.nranks) * static_cast<uint64_t>(s.units);
   return kHeaderBytes + static_cast<uint64_t>(s.nranks) * sizeof(Ctl) + units * (kSlotHeaderBytes + s.unit_bytes);
 }

@@ -69,11 +69,11 @@ TEST(SlotChannel, RoundsPublishAndFinishInOrderWithFlowControl) {
   SlotDesc d;
   d.coll = 4;
   d.count = 7;
-  std::memcpy(r0.MySlot(1), "abcdefg", 7);
+  std::memcpy(r0.MySlot(1, 7), "abcdefg", 7);
   EXPECT_FALSE(r1.Arrived(0, 1));
   r0.Publish(r0.Place(1, 7), d);
   ASSERT_TRUE(r1.Arrived(0, 1));
-  EXPECT_EQ(std::memcmp(r1.PeerSlot(0, 1), "abcdefg", 7), 0);
+  EXPECT_EQ(std::memcmp(r1.PeerSlot(0, 1, 7), "abcdefg", 7), 0);
   EXPECT_TRUE(r1.Desc(0, 1) == d);
   EXPECT_FALSE(r1.Arrived(0, 3));  // slot 1 says round 1, not 3
   r0.Finish(1);
@@ -83,6 +83,10 @@ TEST(SlotChannel, RoundsPublishAndFinishInOrderWithFlowControl) {
   EXPECT_EQ(r0.finished(), 1u);
   EXPECT_EQ(r0.FinishedBy(1), 1u);
   EXPECT_EQ(r1.PublishedBy(0, 1), 1u);
+  // Up to kInlineBytes the data lives in the header's line, beyond in the unit.
+  EXPECT_NE(r0.MySlot(3, SlotChannel::kInlineBytes), r0.MySlot(3, SlotChannel::kInlineBytes + 1));
+  EXPECT_EQ(r1.PeerSlot(0, 3, SlotChannel::kInlineBytes + 1), r0.MySlot(3, SlotChannel::kInlineBytes + 1));
+  EXPECT_EQ(r1.PeerSlot(0, 3, 1), r0.MySlot(3, 1));
 }
 
 // The units of a round other than its first data unit (skipped ones and the rest of its data)
@@ -145,7 +149,7 @@ TEST(SlotChannel, LongReasonsAreShortenedToTheirRoom) {
   EXPECT_EQ(r0.FinishedBy(1), 0u);
 }
 
-// Two threads exchange many rounds of 1 to 3 units through a ring of 7 (so rounds wrap around at
+// Two threads exchange many rounds of 1 to 3 units (or data in the header) through a ring of 7 (so rounds wrap around at
 // every place), sleeping on the bell half the time: every value arrives intact (TSan checks the
 // ordering) and no sleeper misses its wake-up.
 TEST(SlotChannel, ThreadsExchangeRoundsAndSleepersAreWoken) {
@@ -164,20 +168,20 @@ TEST(SlotChannel, ThreadsExchangeRoundsAndSleepersAreWoken) {
       }
     };
     for (uint32_t i = 0; i < kRounds; ++i) {
-      const uint64_t bytes = 64 * (1 + i % 3) - 8 * (i % 2);
+      const uint64_t bytes = i % 4 == 3 ? 16 : 64 * (1 + i % 3) - 8 * (i % 2);  // 16: in the header
       const SlotChannel::Span sp = ch.Place(pos, bytes);
       pos = sp.end + 1;
       wait([&] { return ch.Writable(sp.end); });
       uint64_t v = (uint64_t{static_cast<uint32_t>(me)} << 32) | i;
-      std::memcpy(ch.MySlot(sp.data), &v, sizeof(v));
-      std::memcpy(ch.MySlot(sp.data) + bytes - sizeof(v), &v, sizeof(v));  // the round's last word
+      std::memcpy(ch.MySlot(sp.data, bytes), &v, sizeof(v));
+      std::memcpy(ch.MySlot(sp.data, bytes) + bytes - sizeof(v), &v, sizeof(v));  // the round's last word
       SlotDesc d;
       d.part = i;
       ch.Publish(sp, d);
       wait([&] { return ch.Arrived(1 - me, sp.data); });
       uint64_t w, last;
-      std::memcpy(&w, ch.PeerSlot(1 - me, sp.data), sizeof(w));
-      std::memcpy(&last, ch.PeerSlot(1 - me, sp.data) + bytes - sizeof(last), sizeof(last));
+      std::memcpy(&w, ch.PeerSlot(1 - me, sp.data, bytes), sizeof(w));
+      std::memcpy(&last, ch.PeerSlot(1 - me, sp.data, bytes) + bytes - sizeof(last), sizeof(last));
       EXPECT_EQ(ch.Desc(1 - me, sp.data).part, i);
       EXPECT_EQ(last, w);
       got->push_back(w);

@@ -50,6 +50,7 @@ struct Communicator::SlotPrep {
   std::shared_ptr<char> copy;  // a private copy of an input that overlaps the output
   uint64_t named_seq = 0;      // the number another thread's error gives it (set before the claim)
   uint64_t seq = 0;            // its number (set once claimed)
+  size_t in_flight = 0;        // earlier collectives of this rank still in flight at the claim
 };
 
 // Whether a call goes through the slots: single-host communicators, host memory, calls up to
@@ -111,7 +112,7 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
     return SlotCallText(q->call, q->named_seq);
   };
   label.arg = p;
-  if (Status claim = colls_->BeginIssue(rank_, label); !claim.ok()) {
+  if (Status claim = colls_->BeginIssue(rank_, label, &p->in_flight); !claim.ok()) {
     engine_->FailAndNotify(claim);
     return claim;
   }
@@ -148,10 +149,12 @@ Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   }
   // Earlier async calls in flight hold up this call's rounds: it joins them in the registry,
   // which the wait drives.
-  if (colls_->InFlight() > 0) return WaitSlotRun(*EnqueueSlotRun(p), SlotEnv(), c.opts->timeout_s);
+  if (p.in_flight > 0) return WaitSlotRun(*EnqueueSlotRun(p), SlotEnv(), c.opts->timeout_s);
   // Nothing else in flight: the run lives on this stack, and the issuing claim is held until it
-  // ends (another thread's collective meanwhile is refused, naming this one).
+  // ends (another thread's collective meanwhile is refused, naming this one), so this thread
+  // alone drives it and the channel: it runs without the channel's lock.
   SlotRun run(slots_, p.call, p.chunk, p.seq, std::move(p.copy));
+  run.SetSolo();
   Status st = WaitSlotRun(run, SlotEnv(), c.opts->timeout_s);
   colls_->EndIssue(nullptr);
   return st;

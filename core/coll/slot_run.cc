@@ -138,7 +138,7 @@ Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
   const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
   const uint64_t m = Elems(part);
   if (Writes() && m > 0) {
-    char* dst = channel_->MySlot(sp.data);
+    char* dst = channel_->MySlot(sp.data, RoundBytes(part));
     const bool scale = call_.op == RedOp::kPremulSum && Reduces(call_.coll);
     const int blocks = PerRankBlocks(call_.coll) ? n_ : 1;
     for (int b = 0; b < blocks; ++b) {
@@ -161,6 +161,7 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
   if (m == 0 || call_.output == nullptr) return OkStatus();
   if ((call_.coll == Collective::kReduce || call_.coll == Collective::kGather) && me_ != call_.root) return OkStatus();
   char* out = call_.output + lo * elem_;
+  const uint64_t bytes = RoundBytes(part);
   const RedOp op = (call_.op == RedOp::kAvg || call_.op == RedOp::kPremulSum) ? RedOp::kSum : call_.op;
   auto reduce = [&](uint64_t offset) -> Status {
     std::array<const void*, 32> small;
@@ -170,7 +171,7 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
       big.resize(n_);
       srcs = big.data();
     }
-    for (int p = 0; p < n_; ++p) srcs[p] = channel_->PeerSlot(p, s) + offset;
+    for (int p = 0; p < n_; ++p) srcs[p] = channel_->PeerSlot(p, s, bytes) + offset;
     TUTTI_RETURN_IF_ERROR(kernels::ReduceN(out, srcs, n_, m, call_.type, op));
     if (call_.op == RedOp::kAvg) TUTTI_RETURN_IF_ERROR(kernels::DivideBy(out, m, call_.type, n_));
     return OkStatus();
@@ -181,13 +182,13 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
     case Collective::kReduceScatter: return reduce(static_cast<uint64_t>(me_) * m * elem_);
     case Collective::kBroadcast:
       if (me_ != call_.root) {
-        std::memcpy(out, channel_->PeerSlot(call_.root, s), m * elem_);
+        std::memcpy(out, channel_->PeerSlot(call_.root, s, bytes), m * elem_);
       } else if (call_.input + lo * elem_ != out) {
         std::memcpy(out, call_.input + lo * elem_, m * elem_);
       }
       return OkStatus();
     case Collective::kScatter:
-      std::memcpy(out, channel_->PeerSlot(call_.root, s) + static_cast<uint64_t>(me_) * m * elem_, m * elem_);
+      std::memcpy(out, channel_->PeerSlot(call_.root, s, bytes) + static_cast<uint64_t>(me_) * m * elem_, m * elem_);
       return OkStatus();
     case Collective::kAllGather:
     case Collective::kGather:
@@ -195,7 +196,7 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
       const uint64_t from = call_.coll == Collective::kAllToAll ? static_cast<uint64_t>(me_) * m * elem_ : 0;
       for (int p = 0; p < n_; ++p)
         std::memcpy(call_.output + (static_cast<uint64_t>(p) * call_.count + lo) * elem_,
-                    channel_->PeerSlot(p, s) + from, m * elem_);
+                    channel_->PeerSlot(p, s, bytes) + from, m * elem_);
       return OkStatus();
     }
     case Collective::kBarrier: return OkStatus();
@@ -203,9 +204,13 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
   return OkStatus();
 }
 
+std::unique_lock<std::mutex> SlotRun::Lock() const {
+  return solo_ ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(channel_->mu());
+}
+
 bool SlotRun::Advance() {
   if (done()) return true;
-  std::lock_guard<std::mutex> lock(channel_->mu());
+  auto lock = Lock();
   if (done()) return true;
   bool moved = false;
   Status st;
@@ -320,17 +325,17 @@ void SlotRun::FinishLocked(Status st) {
 }
 
 Status SlotRun::status() const {
-  std::lock_guard<std::mutex> lock(channel_->mu());
+  auto lock = Lock();
   return status_;
 }
 
 void SlotRun::Fail(const Status& why) {
-  std::lock_guard<std::mutex> lock(channel_->mu());
+  auto lock = Lock();
   if (!done()) FinishLocked(why);
 }
 
 std::string SlotRun::Progress() const {
-  std::lock_guard<std::mutex> lock(channel_->mu());
+  auto lock = Lock();
   if (read_ >= rounds_) return "finished";
   const SlotChannel::Span& sp = rspan_;
   const uint32_t s = sp.data;

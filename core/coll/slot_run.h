@@ -86,8 +86,12 @@ class SlotRun : public CollRun {
   // arrived from every rank, or something else may have changed.
   bool Worth() const;
   SlotChannel& channel() const { return *channel_; }
+  // The calling thread alone advances this run and touches the channel (no other run is in
+  // flight and it holds the issuing claim): Advance and the rest skip the channel's lock.
+  void SetSolo() { solo_ = true; }
 
  private:
+  std::unique_lock<std::mutex> Lock() const;  // the channel's, unless solo
   bool Writes() const;
   SlotDesc DescOf(uint32_t part) const;
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
@@ -116,6 +120,7 @@ class SlotRun : public CollRun {
   std::atomic<uint64_t> moves_{0};
   std::atomic<bool> blocked_{false};    // an earlier call of this rank holds up this one's rounds
   std::atomic<uint32_t> awaited_{0};  // the round whose headers Advance waits for (0: none)
+  bool solo_ = false;
 };
 
 // What waiting for a slot run needs from its communicator.
