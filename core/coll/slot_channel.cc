@@ -70,6 +70,7 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       data_(headers_ + static_cast<uint64_t>(s.nranks) * static_cast<uint64_t>(s.units) * kSlotHeaderBytes),
       shape_(s),
       rank_(rank),
+      mask_((s.units & (s.units - 1)) == 0 ? static_cast<uint32_t>(s.units) - 1 : 0),
       writable_until_(0),
       agreed_(static_cast<size_t>(s.nranks), 0) {}
 
@@ -96,7 +97,7 @@ SlotChannel::Span SlotChannel::Place(uint32_t pos, uint64_t bytes) const {
   const uint64_t need = std::max<uint64_t>(1, (bytes + shape_.unit_bytes - 1) / shape_.unit_bytes);
   const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(need, static_cast<uint64_t>(shape_.round_units)));
   const uint32_t units = static_cast<uint32_t>(shape_.units);
-  const uint32_t at = pos % units;
+  const uint32_t at = Slot(pos);
   Span sp;
   sp.start = pos;
   sp.data = at + k > units ? pos + (units - at) : pos;

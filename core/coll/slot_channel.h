@@ -174,8 +174,9 @@ class SlotChannel {
   Ctl* CtlOf(int r) const {
     return reinterpret_cast<Ctl*>(area_ + kHeaderBytes + static_cast<uint64_t>(r) * sizeof(Ctl));
   }
+  uint32_t Slot(uint32_t u) const { return mask_ != 0 ? u & mask_ : u % static_cast<uint32_t>(shape_.units); }
   uint64_t Index(int r, uint32_t u) const {
-    return static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.units) + u % static_cast<uint32_t>(shape_.units);
+    return static_cast<uint64_t>(r) * static_cast<uint64_t>(shape_.units) + Slot(u);
   }
   SlotHeader* Header(int r, uint32_t u) const {
     return reinterpret_cast<SlotHeader*>(headers_ + Index(r, u) * kSlotHeaderBytes);
@@ -190,6 +191,7 @@ class SlotChannel {
   char* data_;     // the units' data, after the headers
   Shape shape_;
   int rank_;
+  uint32_t mask_;  // units - 1 where units is a power of two (a mask, not a division), else 0
   uint32_t next_unit_ = 1;
   uint32_t trail_ = 0;
   std::vector<uint64_t> agreed_;  // per peer, AgreedWith

@@ -121,6 +121,7 @@ class SlotRun : public CollRun {
   std::atomic<bool> blocked_{false};    // an earlier call of this rank holds up this one's rounds
   std::atomic<uint32_t> awaited_{0};  // the round whose headers Advance waits for (0: none)
   bool solo_ = false;
+  bool prechecked_ = false;  // reductions may skip ReduceN's argument checks
 };
 
 // What waiting for a slot run needs from its communicator.

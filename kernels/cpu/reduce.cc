@@ -120,6 +120,11 @@ Status ReduceN(void* dst, const void* const* srcs, int n, size_t count, DataType
   return RunReduce(dsts, 1, srcs, n, count, type, op);
 }
 
+Status ReduceNPrechecked(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) {
+  void* const dsts[1] = {dst};
+  return RunReduce(dsts, 1, srcs, n, count, type, op);
+}
+
 Status ReduceCopyN(void* const* dsts, int ndst, const void* const* srcs, int nsrc, size_t count,
                    DataType type, RedOp op) {
   TUTTI_RETURN_IF_ERROR(

@@ -31,6 +31,10 @@ namespace tutti::kernels {
 // avg and premul_sum are composed by the caller from ScaleBy / DivideBy and sum.
 Status ReduceN(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op);
 
+// ReduceN for a caller that has checked every argument ReduceN checks (a small call's path,
+// where those checks cost as much as the reduction): misuse is undefined behaviour.
+Status ReduceNPrechecked(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op);
+
 // The same result written to every dsts[j] (in one pass over the sources). ndst >= 1 and
 // nsrc >= 1; a destination may be exactly a source or another destination, never partially.
 Status ReduceCopyN(void* const* dsts, int ndst, const void* const* srcs, int nsrc, size_t count,
