@@ -3,6 +3,7 @@
 #include "algorithms/binomial.h"
 #include "algorithms/bruck.h"
 #include "algorithms/dissemination.h"
+#include "algorithms/doubling.h"
 #include "algorithms/pairwise.h"
 #include "algorithms/rhd.h"
 #include "algorithms/ring.h"
@@ -37,6 +38,9 @@ constexpr Entry kEntries[] = {
     {"binomial", Collective::kScatter, BinomialScatter, true},
     {"rhd", Collective::kAllReduce, RhdAllReduce, true},
     {"rhd", Collective::kReduceScatter, RhdReduceScatter, true},
+    // doubling all_reduce: no step reduces into what it sends (partials alternate between
+    // scratch and the output; the first goes to scratch, as the input may be the output).
+    {"doubling", Collective::kAllReduce, DoublingAllReduce, true},
     {"bruck", Collective::kAllGather, BruckAllGather, true},
     // pairwise all_to_all: blocks arriving before their storage was sent are parked and copied
     // after the send (pairwise.cc, IN PLACE).

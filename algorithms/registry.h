@@ -5,6 +5,7 @@
 //   "tree"           all_reduce (double binary tree)
 //   "binomial"       broadcast, reduce, gather, scatter
 //   "rhd"            all_reduce, reduce_scatter (recursive halving-doubling, any n)
+//   "doubling"       all_reduce (recursive doubling, any n: log2 n steps, small messages)
 //   "bruck"          all_gather
 //   "pairwise"       all_to_all
 //   "dissemination"  barrier
@@ -40,7 +41,8 @@ std::vector<Collective> CollectivesOf(const std::string& algorithm);
 //
 //   safe:    every pair in the table above: ring all_reduce/reduce_scatter/all_gather/broadcast/
 //            reduce, tree all_reduce, binomial broadcast/reduce/gather/scatter, rhd all_reduce/
-//            reduce_scatter, bruck all_gather, pairwise all_to_all, dissemination barrier
+//            reduce_scatter, doubling all_reduce, bruck all_gather, pairwise all_to_all,
+//            dissemination barrier
 //   unsafe:  none (in_place_test keeps deliberately unsafe schedules to show the check can fail)
 bool InPlaceSafe(const std::string& algorithm, Collective c);
 

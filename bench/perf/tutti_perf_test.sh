@@ -88,7 +88,7 @@ for a in 0 2 3; do
 done
 run 2 -b 1K -e 4K -f 2 -n 1 -w 0 -c 0
 [[ $rc -eq 0 && $(rows | awk '$9 == "N/A" && $13 == "N/A"' | wc -l) -eq 3 ]] || bad "-c 0: expected N/A in #wrong"
-for spec in all_reduce:ring all_reduce:tree all_reduce:rhd all_gather:bruck all_gather:ring reduce_scatter:rhd \
+for spec in all_reduce:ring all_reduce:tree all_reduce:rhd all_reduce:doubling all_gather:bruck all_gather:ring reduce_scatter:rhd \
     broadcast:binomial broadcast:ring gather:binomial scatter:binomial all_to_all:pairwise; do
   run 3 --coll "${spec%%:*}" --algo "${spec##*:}" "${small[@]}" -r 1
   [[ $rc -eq 0 ]] || bad "--coll ${spec%%:*} --algo ${spec##*:} exited $rc"

@@ -69,6 +69,12 @@ double ModelTime(const std::string& a, Collective coll, int p, double n, const C
     case Collective::kAllReduce:
       if (a == "ring") return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
       if (a == "rhd") return (2 * lg + (pow2 ? 0 : 2)) * al + (2 * f + (pow2 ? 1 : 0)) * n * be + f * n * ga;
+      if (a == "doubling") {
+        // log2 p' exchanges of the whole vector (p' the largest power of two <= p), each
+        // reduced; a fold before and after when p is not a power of two.
+        const double steps = std::floor(std::log2(p));
+        return (steps + (pow2 ? 0 : 2)) * al + (steps + (pow2 ? 0 : 2)) * n * be + (steps + (pow2 ? 0 : 1)) * n * ga;
+      }
       if (a == "tree") {
         // Two trees, each reducing half the data up and broadcasting it down in k pipelined
         // chunks. A rank is interior in one tree (2 children) and a leaf in the other, so it
