@@ -86,8 +86,11 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t c
     }
   }
   // What ReduceN would check, once per call: the slots are aligned and distinct, the type and op
-  // were checked with the call (avg and premul_sum reduce as sum); the output's alignment is left.
-  prechecked_ = call_.output == nullptr || reinterpret_cast<uintptr_t>(call_.output) % elem_ == 0;
+  // were checked with the call (avg and premul_sum reduce as sum), an input overlapping the output
+  // other than in place was copied; the alignment of the output and input (a reduce_scatter
+  // reads its own block there) is left.
+  auto aligned = [&](const char* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % elem_ == 0; };
+  prechecked_ = aligned(call_.output) && aligned(call_.input);
   trail_ = channel_->Chain(DescOf(0));
   // The call's units, from where the last call's end.
   const uint32_t first = channel_->next_unit();
@@ -110,6 +113,13 @@ uint64_t SlotRun::Elems(uint32_t part) const {
 uint64_t SlotRun::RoundBytes(uint32_t part) const {
   if (call_.coll == Collective::kBarrier) return 0;
   return Elems(part) * elem_ * (PerRankBlocks(call_.coll) ? static_cast<uint64_t>(n_) : 1);
+}
+
+// Collectives with a block per rank: this rank's own block never goes through its slot (it reads
+// it from its input) unless premul_sum scales what is written.
+bool SlotRun::OwnDirect() const {
+  if (call_.coll == Collective::kReduceScatter) return call_.op != RedOp::kPremulSum;
+  return call_.coll == Collective::kAllToAll || (call_.coll == Collective::kScatter && me_ == call_.root);
 }
 
 bool SlotRun::Writes() const {
@@ -145,6 +155,7 @@ Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
     const bool scale = call_.op == RedOp::kPremulSum && Reduces(call_.coll);
     const int blocks = PerRankBlocks(call_.coll) ? n_ : 1;
     for (int b = 0; b < blocks; ++b) {
+      if (b == me_ && OwnDirect()) continue;  // this rank takes its own block from its input
       const char* src = call_.input + (static_cast<uint64_t>(b) * call_.count + lo) * elem_;
       char* to = dst + static_cast<uint64_t>(b) * m * elem_;
       if (scale) {
@@ -165,6 +176,12 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
   if ((call_.coll == Collective::kReduce || call_.coll == Collective::kGather) && me_ != call_.root) return OkStatus();
   char* out = call_.output + lo * elem_;
   const uint64_t bytes = RoundBytes(part);
+  // This rank's own block (the collectives with a block per rank) or chunk, in its input.
+  const char* own = call_.input == nullptr ? nullptr
+                    : call_.input + ((PerRankBlocks(call_.coll) ? static_cast<uint64_t>(me_) * call_.count : 0) + lo) * elem_;
+  auto copy = [](char* to, const char* from, uint64_t len) {
+    if (to != from) std::memcpy(to, from, len);  // (in place: the own block is already there)
+  };
   const RedOp op = (call_.op == RedOp::kAvg || call_.op == RedOp::kPremulSum) ? RedOp::kSum : call_.op;
   auto reduce = [&](uint64_t offset) -> Status {
     std::array<const void*, 32> small;
@@ -175,6 +192,7 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
       srcs = big.data();
     }
     for (int p = 0; p < n_; ++p) srcs[p] = channel_->PeerSlot(p, s, bytes) + offset;
+    if (OwnDirect()) srcs[me_] = own;
     TUTTI_RETURN_IF_ERROR(prechecked_ ? kernels::ReduceNPrechecked(out, srcs, n_, m, call_.type, op)
                                       : kernels::ReduceN(out, srcs, n_, m, call_.type, op));
     if (call_.op == RedOp::kAvg) TUTTI_RETURN_IF_ERROR(kernels::DivideBy(out, m, call_.type, n_));
@@ -192,15 +210,16 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
       }
       return OkStatus();
     case Collective::kScatter:
-      std::memcpy(out, channel_->PeerSlot(call_.root, s, bytes) + static_cast<uint64_t>(me_) * m * elem_, m * elem_);
+      copy(out, me_ == call_.root ? own : channel_->PeerSlot(call_.root, s, bytes) + static_cast<uint64_t>(me_) * m * elem_,
+           m * elem_);
       return OkStatus();
     case Collective::kAllGather:
     case Collective::kGather:
     case Collective::kAllToAll: {
       const uint64_t from = call_.coll == Collective::kAllToAll ? static_cast<uint64_t>(me_) * m * elem_ : 0;
       for (int p = 0; p < n_; ++p)
-        std::memcpy(call_.output + (static_cast<uint64_t>(p) * call_.count + lo) * elem_,
-                    channel_->PeerSlot(p, s, bytes) + from, m * elem_);
+        copy(call_.output + (static_cast<uint64_t>(p) * call_.count + lo) * elem_,
+             p == me_ ? own : channel_->PeerSlot(p, s, bytes) + from, m * elem_);
       return OkStatus();
     }
     case Collective::kBarrier: return OkStatus();

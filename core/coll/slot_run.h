@@ -93,6 +93,7 @@ class SlotRun : public CollRun {
  private:
   std::unique_lock<std::mutex> Lock() const;  // the channel's, unless solo
   bool Writes() const;
+  bool OwnDirect() const;
   SlotDesc DescOf(uint32_t part) const;
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
   Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
