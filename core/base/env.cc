@@ -85,8 +85,8 @@ const std::vector<EnvVar>& EnvRegistry() {
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "
        "straight out, no messages. 0 turns the slots off. Rank 0's setting holds for all."},
       {"TUTTI_SLOT_BYTES", T::kInt, "65536",
-       "The most bytes a rank puts into the slots in one round of a call (4 such rounds are in "
-       "flight at once; a ring of 256 units of 1 KiB, or of slot bytes / 64 when larger); a "
+       "The most bytes a rank puts into the slots in one round of a call (a ring of 1024 units of "
+       "1 KiB per rank, or of slot bytes / 64 when larger: 16 such rounds in flight at once); a "
        "larger call pipelines through them in rounds. Rank 0's setting holds for all."},
       {"TUTTI_STRICT_CHECKS", T::kBool, "0",
        "1: in collectives through the shared slots every rank compares every rank's call each "

@@ -20,9 +20,11 @@ struct SlotArea {
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
-// Units per rank in the ring: small calls (one unit each) a rank may be ahead of the slowest.
-constexpr int kSlotUnits = 256;
-// Rounds of the largest size (slot_bytes) in flight at once.
+// Units per rank in the ring: small calls (one unit each) a rank may be ahead of the slowest,
+// and 16 rounds of the largest size (64 units) in flight. (A ring of 256 units did as well for
+// calls up to 4 KiB, but a broadcast's root of 16 KiB-1 MiB ran out of ring 2-4x sooner.)
+constexpr int kSlotUnits = 1024;
+// At least this many rounds of the largest size in flight (where slot bytes make units larger).
 constexpr int kSlotRoundsInFlight = 4;
 
 // The ring for rounds of up to `slot_bytes`: units of 1 KiB (or slot_bytes / 64 for larger
