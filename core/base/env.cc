@@ -79,7 +79,8 @@ const std::vector<EnvVar>& EnvRegistry() {
        "binomial, pairwise, dissemination), or per collective: allreduce:tree,allgather:ring."},
       {"TUTTI_NCHANNELS", T::kInt, "1", "Parallel streams (rings) a collective may use (1..64)."},
       {"TUTTI_CHUNK_BYTES", T::kInt, "0",
-       "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice)."},
+       "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice, or "
+       "256 KiB pieces for every algorithm over tcp, which keep a network link busy both ways)."},
       {"TUTTI_SLOT_MAX", T::kInt, "1048576",
        "Communicators whose ranks share one host run collectives up to this size (bytes, as "
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "

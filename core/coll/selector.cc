@@ -46,7 +46,7 @@ bool ParseCollective(const std::string& name, Collective* out) {
 
 Result<CostParams> CostParamsFor(const std::string& transport) {
   // alpha: one message step; beta: 1 / bandwidth; gamma: 1 / reduction bandwidth.
-  CostParams c = transport == "tcp" ? CostParams{20e-6, 1 / 2.5e9, 1 / 8e9} : CostParams{1.5e-6, 1 / 10e9, 1 / 8e9};
+  CostParams c = transport == "tcp" ? CostParams{20e-6, 1 / 2.5e9, 1 / 8e9, true} : CostParams{1.5e-6, 1 / 10e9, 1 / 8e9};
   const char* var = transport == "tcp" ? "TUTTI_COST_TCP" : "TUTTI_COST_SHM";
   if (auto raw = EnvRaw(var)) {
     double a, b, g;
@@ -54,7 +54,7 @@ Result<CostParams> CostParamsFor(const std::string& transport) {
     if (sscanf(raw->c_str(), "%lf,%lf,%lf", &a, &b, &g) != 3 || !(a >= 0) || !(b > 0) || !(g > 0) ||
         !std::isfinite(a * 1e-6 + 1 / (b * 1e9) + 1 / (g * 1e9)) || 1 / (b * 1e9) == 0 || 1 / (g * 1e9) == 0)
       return InvalidArgument(std::string(var) + "=\"" + *raw + "\" is not \"alpha_us,GBps,reduce_GBps\"");
-    c = {a * 1e-6, 1 / (b * 1e9), 1 / (g * 1e9)};
+    c = {a * 1e-6, 1 / (b * 1e9), 1 / (g * 1e9), c.network};
   }
   return c;
 }
@@ -84,7 +84,9 @@ double ModelTime(const std::string& a, Collective coll, int p, double n, const C
       }
       return inf;
     case Collective::kReduceScatter:
-      if (a == "ring") return (p - 1) * al + f * n * be + f * n * ga;
+      // (Between hosts ring's pieces reduce while the link carries the next ones: 4 hosts on
+      // 1 Gbit/s, 4-16 MiB, ring 94-95% of the raw TCP rate, rhd 43-56%; bench/link_bench.sh.)
+      if (a == "ring") return (p - 1) * al + f * n * be + (c.network ? 0 : f * n * ga);
       if (a == "rhd") return (lg + (pow2 ? 0 : 2)) * al + f * n * be * (pow2 ? 1 : 2) + f * n * ga;
       return inf;
     case Collective::kAllGather:

@@ -22,6 +22,10 @@ struct CostParams {
   double alpha_s = 0;           // per message step
   double beta_s_per_byte = 0;   // per byte moved
   double gamma_s_per_byte = 0;  // per byte reduced
+  // A network link is the bottleneck (tcp): an algorithm cut into pipelined pieces hides its
+  // reductions behind the transfers, one that runs as a single stream (rhd reduce_scatter) does
+  // not.
+  bool network = false;
 };
 
 // Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").

@@ -45,6 +45,13 @@ TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
   EXPECT_EQ(large, "ring");
   EXPECT_EQ(*s->Choose(Collective::kAllGather, 16, 64, "tcp", ""), "bruck");
   EXPECT_EQ(*s->Choose(Collective::kBroadcast, 16, 64, "tcp", ""), "binomial");
+  // Small all_reduce: recursive doubling (one exchange at 2 ranks).
+  EXPECT_EQ(*s->Choose(Collective::kAllReduce, 2, 8, "tcp", ""), "doubling");
+  // reduce_scatter over tcp: rhd while latency counts, ring (pipelined, hiding its reductions
+  // behind the link) once the data does.
+  EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 10, "tcp", ""), "rhd");
+  EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 20, "tcp", ""), "ring");
+  EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 20, "shm", ""), "rhd");
 }
 
 TEST(Selector, ModelTimesFollowTheFormulas) {
