@@ -443,7 +443,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         std::string announcement = "off";
         if (comm->local_size_ == size && !any_tcp) {
           auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), static_cast<uint64_t>(cfg.slot_max),
-                                     &announcement);
+                                     cfg.strict_checks, &announcement);
           if (made.ok()) {
             area = std::move(*made);
           } else {
@@ -467,7 +467,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       }
       comm->slots_ = std::move(area.channel);
       comm->slot_max_ = area.max_bytes;
-      comm->strict_checks_ = cfg.strict_checks;
+      comm->strict_checks_ = area.strict;  // rank 0's
       slot_segment = std::move(area.segment);
     }
 

@@ -93,7 +93,8 @@ const std::vector<EnvVar>& EnvRegistry() {
        "1: in collectives through the shared slots every rank compares every rank's call each "
        "round, so a mismatched call fails on every rank at once; 0: a rank compares only the "
        "ranks whose data it takes (a broadcast's root waits for no one) and calls in which two "
-       "ranks do not meet are compared at the next call that connects them."},
+       "ranks do not meet are compared at the next call that connects them. Rank 0's setting "
+       "holds for all."},
       {"TUTTI_FUSED", T::kBool, "1",
        "Collectives on device memory of communicators whose ranks share a host run as one kernel "
        "per rank over FIFO connections in device memory (CUDA IPC), with no host staging; 0 sends "

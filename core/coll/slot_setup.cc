@@ -31,7 +31,8 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
   return s;
 }
 
-Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement) {
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
+                                std::string* announcement) {
   *announcement = "off";
   if (max_bytes == 0) return SlotArea{};
   const SlotChannel::Shape shape = SlotShape(nranks, slot_bytes);
@@ -43,7 +44,9 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_by
   a.segment = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(a.segment->data(), shape, 0, a.segment);
   a.max_bytes = max_bytes;
-  *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes);
+  a.strict = strict;
+  *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes) + " " +
+                  (strict ? "1" : "0");
   return a;
 }
 
@@ -52,7 +55,8 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   std::istringstream in(announcement);
   std::string name;
   uint64_t bytes = 0, max_bytes = 0;
-  if (!(in >> name >> bytes >> max_bytes) || bytes > (uint64_t{1} << 36))
+  int strict = -1;
+  if (!(in >> name >> bytes >> max_bytes >> strict) || bytes > (uint64_t{1} << 36) || (strict != 0 && strict != 1))
     return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Open(name, bytes));
   TUTTI_ASSIGN_OR_RETURN(SlotChannel::Shape shape, SlotChannel::ReadShape(seg->data(), bytes));
@@ -64,6 +68,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   std::shared_ptr<ShmSegment> keep = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(keep->data(), shape, rank, keep);
   a.max_bytes = max_bytes;
+  a.strict = strict == 1;
   return a;
 }
 

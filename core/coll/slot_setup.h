@@ -1,7 +1,8 @@
 // Setting up the slot channel of a communicator whose ranks all share one host
 // (core/coll/slot_channel.h): rank 0 creates the shared area and announces it through the
 // store; every other rank maps it from the announcement. Rank 0's settings (TUTTI_SLOT_MAX,
-// TUTTI_SLOT_BYTES) hold for every rank, so that all ranks route each call the same way.
+// TUTTI_SLOT_BYTES, TUTTI_STRICT_CHECKS) hold for every rank, so that all ranks route each call
+// the same way and give it the same rounds.
 #pragma once
 
 #include <memory>
@@ -17,6 +18,7 @@ class ShmSegment;
 struct SlotArea {
   std::shared_ptr<SlotChannel> channel;  // null: no slots
   uint64_t max_bytes = 0;                // the largest call that takes them
+  bool strict = false;                   // every call compares every rank's header (SlotCall::strict)
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
@@ -33,7 +35,8 @@ constexpr int kSlotRoundsInFlight = 4;
 SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes);
 
 // Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
-Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, std::string* announcement);
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
+                                std::string* announcement);
 // Every other rank: maps the area an announcement names (untrusted text, checked).
 Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank);
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/store/in_memory_store.h"
 #include "tests/harness/thread_ranks.h"
 
 namespace tutti::testing {
@@ -104,6 +105,29 @@ TEST(Slots, WithStrictChecksEveryRankFailsTheMismatchedCallItself) {
     ASSERT_FALSE(st.ok()) << "rank " << c.rank();
     EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kRemoteError) << st.ToString();
   }, o);
+}
+
+// Rank 0's TUTTI_STRICT_CHECKS holds for every rank (ranks that disagreed would give calls of
+// count 0 different rounds): with it on rank 0 only, calls that do not meet still fail at once.
+TEST(Slots, RankZerosStrictSettingHoldsForAll) {
+  auto store = std::make_shared<InMemoryStore>();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      CommOptions o = Shm(20);
+      o.strict_checks = r == 0;
+      auto comm = Communicator::Create(store, r, 2, o);
+      ASSERT_TRUE(comm.ok()) << comm.status().ToString();
+      Communicator& c = **comm;
+      std::vector<float> in(8, 1.0f), out(8);
+      ASSERT_TRUE(c.AllGather(in.data(), out.data(), 0, DataType::kFloat32).ok());  // one round each
+      Status st = r == 0 ? c.Broadcast(in.data(), out.data(), 8, DataType::kFloat32, 0)
+                         : c.Reduce(in.data(), out.data(), 8, DataType::kFloat32, RedOp::kSum, 0);
+      EXPECT_FALSE(st.ok()) << "rank " << r;
+      EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kRemoteError) << st.ToString();
+    });
+  }
+  for (auto& t : ranks) t.join();
 }
 
 // Calls in which two ranks do not look at each other's slots (a broadcast's root and a reduce's
