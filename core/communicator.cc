@@ -144,17 +144,34 @@ Status Communicator::CheckHostAccessible(const std::string& who, const char* whi
                          "memory are not supported yet (host, pinned host and managed memory work)");
 }
 
+Status Communicator::AddToGroup(Result<Work> started, double timeout_s, const char* what) {
+  if (!InGroup()) return InvalidUsage(R(rank_) + ": " + what + " handed to a group outside GroupStart / GroupEnd");
+  internal::GroupWait how;
+  how.timeout_s = timeout_s >= 0 ? timeout_s : timeout();
+  how.spin_us = engine_->options().spin_us;
+  how.yield_us = engine_->options().yield_us;
+  std::shared_ptr<P2PEngine> engine = engine_;
+  how.block = [engine](int us) { engine->BlockUntilActivity(us); };
+  how.who = R(rank_) + ": " + what;
+  return internal::GroupAdd(std::move(started), std::move(how));
+}
+
 Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, double timeout_s) {
+  if (InGroup()) return AddToGroup(ISend(buf, bytes, peer, tag), timeout_s, "send");
   TUTTI_ASSIGN_OR_RETURN(Work w, ISend(buf, bytes, peer, tag));
   return w.Wait(timeout_s);
 }
 
 Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double timeout_s) {
+  if (InGroup()) return AddToGroup(IRecv(buf, bytes, peer, tag), timeout_s, "recv");
   TUTTI_ASSIGN_OR_RETURN(Work w, IRecv(buf, bytes, peer, tag));
   return w.Wait(timeout_s);
 }
 
 Result<int> Communicator::RecvAny(void* buf, size_t bytes, int tag, double timeout_s) {
+  if (InGroup())
+    return InvalidUsage(R(rank_) + ": RecvAny inside a group (it returns the sender when it completes): use "
+                        "IRecv with kAnySource and Work::source()");
   TUTTI_ASSIGN_OR_RETURN(Work w, IRecv(buf, bytes, kAnySource, tag));
   TUTTI_RETURN_IF_ERROR(w.Wait(timeout_s));
   return w.source();
@@ -281,12 +298,42 @@ void Communicator::Abort(const std::string& why) {
   if (engine_) engine_->Abort(why);
 }
 
+Status Communicator::OnComplete(const Work& work, std::function<void(const Status&)> fn) {
+  std::shared_ptr<WorkCompleter> completer;
+  {
+    std::lock_guard<std::mutex> lock(completer_mu_);
+    if (destroyed_) return InvalidUsage(R(rank_) + ": completion callback on a destroyed communicator");
+    if (!completer_) {
+      WorkCompleter::Options o;
+      o.rank = rank_;
+      o.timeout_s = engine_->options().timeout_s;
+      o.spin_us = engine_->options().spin_us;
+      o.yield_us = engine_->options().yield_us;
+      std::shared_ptr<P2PEngine> engine = engine_;
+      o.block = [engine](int us) { engine->BlockUntilActivity(us); };
+      completer_ = std::make_shared<WorkCompleter>(std::move(o));
+    }
+    completer = completer_;
+  }
+  return completer->Add(work, std::move(fn));
+}
+
 void Communicator::Destroy() {
   if (destroyed_) return;
-  destroyed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(completer_mu_);
+    destroyed_ = true;
+  }
   CloseStreamGate();
   if (connector_) connector_->Stop();
   if (engine_) engine_->Shutdown();
+  // Pending Works fail now ("communicator destroyed"): their functions run before Destroy returns.
+  std::shared_ptr<WorkCompleter> completer;
+  {
+    std::lock_guard<std::mutex> lock(completer_mu_);
+    completer = completer_;
+  }
+  if (completer) completer->Stop();
   registrations_->Clear();
 }
 

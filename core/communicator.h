@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
 #include "core/base/status.h"
+#include "core/group.h"
 #include "core/store/store.h"
 #include "core/work.h"
+#include "core/work_completer.h"
 
 namespace tutti {
 
@@ -192,6 +195,23 @@ class Communicator {
   Result<Work> IReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type,
                                RedOp op, const CollOptions& o = {});
 
+  // Hands a call this communicator started to the calling thread's group (core/group.h), which
+  // waits for it at GroupEnd with timeout_s (< 0: the communicator's); `what` names the call in
+  // a timeout. The blocking calls do this themselves inside a group; a failure to start is
+  // returned and kept for GroupEnd.
+  Status AddToGroup(Result<Work> started, double timeout_s, const char* what);
+
+  // Runs fn(the Work's status) once `work`, a call of this communicator, completes (the hook
+  // futures and PyTorch's Work.get_future need): at once on this thread when it already has,
+  // else on the communicator's completer thread (started at the first such call), one function
+  // at a time, as soon as its Work completes, in whatever order Works complete. A Work still
+  // pending a communicator timeout later gets a timeout failure; Abort() completes pending Works
+  // with its error, Destroy() with "communicator destroyed". A function may issue calls, but
+  // calls of a communicator must still come in the same order on every rank, so a program that
+  // issues from a callback and from its own thread must order the two itself. Exceptions thrown
+  // by fn are logged and dropped. kInvalidUsage for an empty Work or a destroyed communicator.
+  Status OnComplete(const Work& work, std::function<void(const Status&)> fn);
+
   // Sub-communicators. Collective over this communicator: every rank calls it, in the same
   // order. Ranks with the same color form a group, ordered by (key, rank). color < 0 and ranks
   // outside `ranks` get a kNotMember error.
@@ -305,7 +325,9 @@ class Communicator {
   bool strict_checks_ = false;  // slot calls compare every rank's call every round (TUTTI_STRICT_CHECKS)
   // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
   std::shared_ptr<FusedPath> fused_;
-  bool destroyed_ = false;
+  std::atomic<bool> destroyed_{false};
+  std::mutex completer_mu_;
+  std::shared_ptr<WorkCompleter> completer_;  // made by the first OnComplete
 
   friend class CommBuilder;
 };

@@ -35,6 +35,8 @@ class Work {
   // Makes progress without blocking; true once finished (then status() tells how).
   bool Test() { return impl_ && impl_->Test(); }
   bool IsCompleted() const { return impl_ && impl_->IsCompleted(); }
+  // False for a default-constructed Work (one no call made).
+  bool valid() const { return impl_ != nullptr; }
   Status status() const {
     if (!IsCompleted()) return InvalidUsage("operation not complete");
     return impl_->status();

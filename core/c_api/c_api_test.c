@@ -1,10 +1,13 @@
 /* The C API from C: 3 ranks (forked by the test driver) all-reduce, all-gather, run the
- * v-collectives, split, send/recv asynchronously, and see a clear error for bad arguments.
+ * v-collectives, split, send/recv asynchronously, run groups and completion functions, and see
+ * a clear error for bad arguments.
  * Returns 0 on success. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/c_api/tutti.h"
 
@@ -17,6 +20,90 @@
       return 1;                                                                             \
     }                                                                                       \
   } while (0)
+
+/* What a completion function saw: its result and whether tuttiGetLastError had a message. */
+struct completion {
+  atomic_int result; /* -1 until the function ran */
+  atomic_int calls;
+  atomic_int has_message;
+};
+
+static void on_complete(tuttiResult_t result, void* user) {
+  struct completion* c = (struct completion*)user;
+  atomic_store(&c->has_message, strlen(tuttiGetLastError()) > 0);
+  atomic_store(&c->result, (int)result);
+  atomic_fetch_add(&c->calls, 1);
+}
+
+/* Waits up to 20 s for the function to have run. */
+static int ran(struct completion* c) {
+  for (int i = 0; i < 20000 && atomic_load(&c->calls) == 0; ++i) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return atomic_load(&c->calls) == 1;
+}
+
+/* Groups and completion functions; 0 on success. */
+static int groups_and_completions(tuttiComm_t comm, int rank, int n) {
+  const int left = (rank + n - 1) % n, right = (rank + 1) % n;
+  enum { kBig = 1 << 18 }; /* ints: 1 MiB, sent by rendezvous */
+  int* outb = malloc(kBig * sizeof(int));
+  int* from_left = malloc(kBig * sizeof(int));
+  int* from_right = malloc(kBig * sizeof(int));
+  if (outb == NULL || from_left == NULL || from_right == NULL) return 50;
+  for (int i = 0; i < kBig; ++i) outb[i] = rank * 7 + i;
+  /* Sends to both neighbours before any receive: as blocking calls outside a group each would
+   * wait for a receive that comes after it. */
+  int one = rank, total = -1;
+  CHECK(tuttiGroupStart());
+  CHECK(tuttiSend(outb, kBig, tuttiInt32, right, 40, comm, NULL));
+  CHECK(tuttiSend(outb, kBig, tuttiInt32, left, 41, comm, NULL));
+  CHECK(tuttiRecv(from_left, kBig, tuttiInt32, left, 40, comm, NULL));
+  CHECK(tuttiRecv(from_right, kBig, tuttiInt32, right, 41, comm, NULL));
+  CHECK(tuttiAllReduce(&one, &total, 1, tuttiInt32, tuttiSum, comm, NULL));
+  CHECK(tuttiGroupEnd());
+  for (int i = 0; i < kBig; ++i)
+    if (from_left[i] != left * 7 + i || from_right[i] != right * 7 + i) return 51;
+  if (total != n * (n - 1) / 2) return 52;
+  /* A call refused in a group returns its error, and tuttiGroupEnd returns it again. */
+  CHECK(tuttiGroupStart());
+  if (tuttiSend(outb, 1, tuttiInt32, n + 5, 42, comm, NULL) != tuttiInvalidArgument) return 53;
+  if (tuttiGroupEnd() != tuttiInvalidArgument) return 54;
+  if (tuttiGroupEnd() != tuttiInvalidUsage) return 55; /* none open */
+  free(outb);
+  free(from_left);
+  free(from_right);
+
+  /* A completion function runs once the receive finishes, although its handle was freed. */
+  struct completion got = {-1, 0, 0};
+  int in = -1, token = rank;
+  tuttiWork_t wr = NULL;
+  CHECK(tuttiRecv(&in, 1, tuttiInt32, left, 43, comm, &wr));
+  CHECK(tuttiWorkOnComplete(wr, on_complete, &got));
+  CHECK(tuttiWorkFree(wr));
+  CHECK(tuttiSend(&token, 1, tuttiInt32, right, 43, comm, NULL));
+  if (!ran(&got) || atomic_load(&got.result) != tuttiSuccess || in != left) return 56;
+  if (tuttiWorkOnComplete(wr, on_complete, &got) != tuttiInvalidUsage) return 57; /* freed */
+  /* Abort finishes a receive nobody sends to: the function gets tuttiAborted (or, when a peer's
+   * abort reaches this rank first, tuttiRemoteError) and a message. */
+  tuttiComm_t dup = NULL;
+  CHECK(tuttiCommSplit(comm, 0, rank, &dup));
+  struct completion aborted = {-1, 0, 0};
+  CHECK(tuttiRecv(&in, 1, tuttiInt32, left, 44, dup, &wr));
+  CHECK(tuttiWorkOnComplete(wr, on_complete, &aborted));
+  if (tuttiWorkOnComplete(wr, NULL, &aborted) != tuttiInvalidArgument) return 58;
+  CHECK(tuttiCommAbort(dup));
+  const int finished = ran(&aborted), why = atomic_load(&aborted.result);
+  if (!finished || (why != tuttiAborted && why != tuttiRemoteError) || !atomic_load(&aborted.has_message)) {
+    fprintf(stderr, "rank %d: after abort: %d calls, result %d, message %d\n", rank, atomic_load(&aborted.calls),
+            atomic_load(&aborted.result), atomic_load(&aborted.has_message));
+    return 59;
+  }
+  CHECK(tuttiWorkFree(wr));
+  CHECK(tuttiCommDestroy(dup));
+  return 0;
+}
 
 int c_api_rank_main(void) {
   tuttiComm_t comm = NULL, sub = NULL;
@@ -171,6 +258,10 @@ int c_api_rank_main(void) {
     if (tuttiCommRegister(comm, NULL, 4, &h2) != tuttiInvalidArgument) return 23;
     CHECK(tuttiAllReduce(x, sum, 4, tuttiFloat32, tuttiSum, comm, NULL)); /* registered buffers work */
     (void)h1; /* left registered: destroying the communicator releases it */
+  }
+  {
+    int r = groups_and_completions(comm, rank, n);
+    if (r != 0) return r;
   }
   CHECK(tuttiBarrier(comm, NULL));
   CHECK(tuttiCommDestroy(comm));

@@ -152,6 +152,24 @@ tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done); /* done: 1 when finish
 tuttiResult_t tuttiWorkGetSource(tuttiWork_t work, int* source);
 /* A work that was already freed (or never made) is tuttiInvalidUsage. */
 tuttiResult_t tuttiWorkFree(tuttiWork_t work);
+/* Calls fn(result, user) once the work finishes: at once on this thread when it already has,
+ * else on the communicator's completion thread, one function at a time, in the order works
+ * finish. Inside fn, tuttiGetLastError() gives the failure's message. The work handle need not
+ * outlive the call (fn may free it). A work still unfinished when the communicator's timeout
+ * passes gets tuttiTimeout; tuttiCommAbort finishes pending works with tuttiAborted, and
+ * tuttiCommDestroy with an error, running their functions before it returns. fn may
+ * start calls (the order of a communicator's calls must still be the same on every rank). */
+typedef void (*tuttiWorkCallback_t)(tuttiResult_t result, void* user);
+tuttiResult_t tuttiWorkOnComplete(tuttiWork_t work, tuttiWorkCallback_t fn, void* user);
+
+/* Groups, as ncclGroupStart / ncclGroupEnd: between them, calls made with work == NULL on this
+ * thread start without waiting, and tuttiGroupEnd waits for all of them (each with its
+ * communicator's timeout), so a rank may send to and receive from the same peer in one group.
+ * Groups nest (the outermost end waits); buffers must stay untouched until tuttiGroupEnd
+ * returns. A call refused in a group returns its error and tuttiGroupEnd returns it again (after
+ * waiting for the calls that did start). Calls given a work behave as outside a group. */
+tuttiResult_t tuttiGroupStart(void);
+tuttiResult_t tuttiGroupEnd(void);
 
 #ifdef __cplusplus
 }

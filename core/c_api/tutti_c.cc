@@ -23,6 +23,7 @@ struct tuttiComm {
 };
 struct tuttiWork {
   tutti::Work work;
+  std::shared_ptr<tutti::Communicator> comm;  // whose call it is (tuttiWorkOnComplete)
 };
 
 namespace {
@@ -108,8 +109,8 @@ tutti::Result<std::shared_ptr<tutti::Communicator>> Comm(const tuttiComm* c) {
   return c->comm;
 }
 
-tuttiResult_t NewWork(tutti::Work w, tuttiWork_t* out) {
-  auto* handle = new tuttiWork{std::move(w)};
+tuttiResult_t NewWork(std::shared_ptr<tutti::Communicator> comm, tutti::Work w, tuttiWork_t* out) {
+  auto* handle = new tuttiWork{std::move(w), std::move(comm)};
   Handles& h = H();
   std::lock_guard<std::mutex> lock(h.mu);
   h.works.insert(handle);
@@ -125,11 +126,14 @@ tutti::Status CheckWork(const tuttiWork* w) {
   return tutti::OkStatus();
 }
 
-// Runs a started operation: blocking when work == NULL, else hands the Work out.
-tuttiResult_t Finish(tutti::Result<tutti::Work> w, tuttiWork_t* work) {
+// Runs a started operation of `comm`: blocking when work == NULL (inside a group: handed to the
+// group, waited for by tuttiGroupEnd), else hands the Work out.
+tuttiResult_t Finish(const std::shared_ptr<tutti::Communicator>& comm, const char* fn, tutti::Result<tutti::Work> w,
+                     tuttiWork_t* work) {
+  if (work == nullptr && tutti::InGroup()) return ToResult(comm->AddToGroup(std::move(w), -1, fn));
   if (!w.ok()) return ToResult(w.status());
   if (work == nullptr) return ToResult(w->Wait());
-  return NewWork(std::move(*w), work);
+  return NewWork(comm, std::move(*w), work);
 }
 
 // The blocks of a v-collective from C arrays of one entry per rank (displs NULL: packed). A
@@ -372,7 +376,7 @@ tuttiResult_t tuttiSend(const void* buf, size_t count, tuttiDataType_t t, int pe
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     if (count > (~size_t{0}) / tutti::DataTypeSize(type)) return Bad("send count too large");
-    return Finish(c.ISend(buf, count * tutti::DataTypeSize(type), peer, tag), work);
+    return Finish(*c_r, "tuttiSend", c.ISend(buf, count * tutti::DataTypeSize(type), peer, tag), work);
   });
 }
 
@@ -382,7 +386,7 @@ tuttiResult_t tuttiRecv(void* buf, size_t count, tuttiDataType_t t, int peer, in
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     if (count > (~size_t{0}) / tutti::DataTypeSize(type)) return Bad("recv count too large");
-    return Finish(c.IRecv(buf, count * tutti::DataTypeSize(type), peer, tag), work);
+    return Finish(*c_r, "tuttiRecv", c.IRecv(buf, count * tutti::DataTypeSize(type), peer, tag), work);
   });
 }
 
@@ -391,7 +395,7 @@ tuttiResult_t tuttiBroadcast(const void* s, void* r, size_t n, tuttiDataType_t t
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
-    return Finish(c.IBroadcast(s, r, n, type, root), work);
+    return Finish(*c_r, "tuttiBroadcast", c.IBroadcast(s, r, n, type, root), work);
   });
 }
 
@@ -401,7 +405,7 @@ tuttiResult_t tuttiReduce(const void* s, void* r, size_t n, tuttiDataType_t t, t
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_OP(rop, op);
-    return Finish(c.IReduce(s, r, n, type, rop, root), work);
+    return Finish(*c_r, "tuttiReduce", c.IReduce(s, r, n, type, rop, root), work);
   });
 }
 
@@ -410,7 +414,7 @@ tuttiResult_t tuttiScatter(const void* s, void* r, size_t n, tuttiDataType_t t, 
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
-    return Finish(c.IScatter(s, r, n, type, root), work);
+    return Finish(*c_r, "tuttiScatter", c.IScatter(s, r, n, type, root), work);
   });
 }
 
@@ -419,7 +423,7 @@ tuttiResult_t tuttiGather(const void* s, void* r, size_t n, tuttiDataType_t t, i
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
-    return Finish(c.IGather(s, r, n, type, root), work);
+    return Finish(*c_r, "tuttiGather", c.IGather(s, r, n, type, root), work);
   });
 }
 
@@ -429,7 +433,7 @@ tuttiResult_t tuttiAllReduce(const void* s, void* r, size_t n, tuttiDataType_t t
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_OP(rop, op);
-    return Finish(c.IAllReduce(s, r, n, type, rop), work);
+    return Finish(*c_r, "tuttiAllReduce", c.IAllReduce(s, r, n, type, rop), work);
   });
 }
 
@@ -440,7 +444,7 @@ tuttiResult_t tuttiAllReducePremulSum(const void* s, void* r, size_t n, tuttiDat
     TUTTI_TYPE(type, t);
     tutti::CollOptions o;
     o.premul_scalar = scalar;
-    return Finish(c.IAllReduce(s, r, n, type, tutti::RedOp::kPremulSum, o), work);
+    return Finish(*c_r, "tuttiAllReducePremulSum", c.IAllReduce(s, r, n, type, tutti::RedOp::kPremulSum, o), work);
   });
 }
 
@@ -448,7 +452,7 @@ tuttiResult_t tuttiAllGather(const void* s, void* r, size_t n, tuttiDataType_t t
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
-    return Finish(c.IAllGather(s, r, n, type), work);
+    return Finish(*c_r, "tuttiAllGather", c.IAllGather(s, r, n, type), work);
   });
 }
 
@@ -458,7 +462,7 @@ tuttiResult_t tuttiReduceScatter(const void* s, void* r, size_t n, tuttiDataType
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_OP(rop, op);
-    return Finish(c.IReduceScatter(s, r, n, type, rop), work);
+    return Finish(*c_r, "tuttiReduceScatter", c.IReduceScatter(s, r, n, type, rop), work);
   });
 }
 
@@ -466,7 +470,7 @@ tuttiResult_t tuttiAllToAll(const void* s, void* r, size_t n, tuttiDataType_t t,
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
-    return Finish(c.IAllToAll(s, r, n, type), work);
+    return Finish(*c_r, "tuttiAllToAll", c.IAllToAll(s, r, n, type), work);
   });
 }
 
@@ -481,7 +485,7 @@ tuttiResult_t tuttiAllGatherV(const void* s, size_t n, void* r, const size_t* rc
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", true);
-    return Finish(c.IAllGatherV(s, n, r, rb, type), work);
+    return Finish(*c_r, "tuttiAllGatherV", c.IAllGatherV(s, n, r, rb, type), work);
   });
 }
 
@@ -491,7 +495,7 @@ tuttiResult_t tuttiGatherV(const void* s, size_t n, void* r, const size_t* rcoun
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", c.rank() == root);
-    return Finish(c.IGatherV(s, n, r, rb, type, root), work);
+    return Finish(*c_r, "tuttiGatherV", c.IGatherV(s, n, r, rb, type, root), work);
   });
 }
 
@@ -501,7 +505,7 @@ tuttiResult_t tuttiScatterV(const void* s, const size_t* scounts, const size_t* 
     TUTTI_COMM(c, comm);
     TUTTI_TYPE(type, t);
     TUTTI_BLOCKS(sb, scounts, sdispls, "send", c.rank() == root);
-    return Finish(c.IScatterV(s, sb, r, n, type, root), work);
+    return Finish(*c_r, "tuttiScatterV", c.IScatterV(s, sb, r, n, type, root), work);
   });
 }
 
@@ -513,7 +517,7 @@ tuttiResult_t tuttiAllToAllV(const void* s, const size_t* scounts, const size_t*
     TUTTI_TYPE(type, t);
     TUTTI_BLOCKS(sb, scounts, sdispls, "send", true);
     TUTTI_BLOCKS(rb, rcounts, rdispls, "receive", true);
-    return Finish(c.IAllToAllV(s, sb, r, rb, type), work);
+    return Finish(*c_r, "tuttiAllToAllV", c.IAllToAllV(s, sb, r, rb, type), work);
   });
 }
 
@@ -524,14 +528,14 @@ tuttiResult_t tuttiReduceScatterV(const void* s, void* r, const size_t* rcounts,
     TUTTI_TYPE(type, t);
     TUTTI_OP(rop, op);
     TUTTI_BLOCKS(blocks, rcounts, nullptr, "receive", true);
-    return Finish(c.IReduceScatterV(s, r, blocks.counts, type, rop), work);
+    return Finish(*c_r, "tuttiReduceScatterV", c.IReduceScatterV(s, r, blocks.counts, type, rop), work);
   });
 }
 
 tuttiResult_t tuttiBarrier(tuttiComm_t comm, tuttiWork_t* work) {
   return Guard(__func__, [&] {
     TUTTI_COMM(c, comm);
-    return Finish(c.IBarrier(), work);
+    return Finish(*c_r, "tuttiBarrier", c.IBarrier(), work);
   });
 }
 
@@ -572,6 +576,27 @@ tuttiResult_t tuttiWorkFree(tuttiWork_t work) {
     delete work;
     return tuttiSuccess;
   });
+}
+
+tuttiResult_t tuttiWorkOnComplete(tuttiWork_t work, tuttiWorkCallback_t fn, void* user) {
+  return Guard(__func__, [&] {
+    if (fn == nullptr) return Bad("tuttiWorkOnComplete: null function");
+    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
+    return ToResult(work->comm->OnComplete(work->work, [fn, user](const tutti::Status& st) {
+      fn(ToResult(st), user);  // ToResult leaves the message for tuttiGetLastError on this thread
+    }));
+  });
+}
+
+tuttiResult_t tuttiGroupStart(void) {
+  return Guard(__func__, [&] {
+    tutti::GroupStart();
+    return tuttiSuccess;
+  });
+}
+
+tuttiResult_t tuttiGroupEnd(void) {
+  return Guard(__func__, [&] { return ToResult(tutti::GroupEnd()); });
 }
 
 }  // extern "C"

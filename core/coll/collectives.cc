@@ -270,13 +270,15 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
 }
 
 // A blocking collective; with o.stream, the same call queued on the stream (the lambda's `o` is
-// the options without the stream; arguments are captured by value).
+// the options without the stream; arguments are captured by value); in a group, started and
+// handed to the group.
 #define TUTTI_BLOCKING(name, call, ...)                                         \
   if (o.stream != nullptr)                                                      \
     return OnStream(o, name, [=, this](const CollOptions& o) -> Status {        \
       TUTTI_ASSIGN_OR_RETURN(Work w, call);                                     \
       return w.Wait(o.timeout_s);                                               \
     });                                                                         \
+  if (InGroup()) return AddToGroup(call, o.timeout_s, name);                    \
   return RunCollective({__VA_ARGS__, &o})
 
 struct StreamGate {

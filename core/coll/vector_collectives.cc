@@ -200,6 +200,7 @@ Result<Work> Communicator::IReduceScatterV(const void* send, void* recv, const s
 Status Communicator::AllToAllV(const void* send, const Blocks& sb, void* recv, const Blocks& rb, DataType type,
                                const CollOptions& o) {
   if (o.stream == nullptr) {
+    if (InGroup()) return AddToGroup(IAllToAllV(send, sb, recv, rb, type, o), o.timeout_s, "all_to_all_v");
     TUTTI_ASSIGN_OR_RETURN(Work w, IAllToAllV(send, sb, recv, rb, type, o));
     return w.Wait(o.timeout_s);
   }
@@ -209,6 +210,7 @@ Status Communicator::AllToAllV(const void* send, const Blocks& sb, void* recv, c
 Status Communicator::AllGatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type,
                                 const CollOptions& o) {
   if (o.stream == nullptr) {
+    if (InGroup()) return AddToGroup(IAllGatherV(send, count, recv, rb, type, o), o.timeout_s, "all_gather_v");
     TUTTI_ASSIGN_OR_RETURN(Work w, IAllGatherV(send, count, recv, rb, type, o));
     return w.Wait(o.timeout_s);
   }
@@ -218,6 +220,7 @@ Status Communicator::AllGatherV(const void* send, uint64_t count, void* recv, co
 Status Communicator::GatherV(const void* send, uint64_t count, void* recv, const Blocks& rb, DataType type, int root,
                              const CollOptions& o) {
   if (o.stream == nullptr) {
+    if (InGroup()) return AddToGroup(IGatherV(send, count, recv, rb, type, root, o), o.timeout_s, "gather_v");
     TUTTI_ASSIGN_OR_RETURN(Work w, IGatherV(send, count, recv, rb, type, root, o));
     return w.Wait(o.timeout_s);
   }
@@ -227,6 +230,7 @@ Status Communicator::GatherV(const void* send, uint64_t count, void* recv, const
 Status Communicator::ScatterV(const void* send, const Blocks& sb, void* recv, uint64_t count, DataType type, int root,
                               const CollOptions& o) {
   if (o.stream == nullptr) {
+    if (InGroup()) return AddToGroup(IScatterV(send, sb, recv, count, type, root, o), o.timeout_s, "scatter_v");
     TUTTI_ASSIGN_OR_RETURN(Work w, IScatterV(send, sb, recv, count, type, root, o));
     return w.Wait(o.timeout_s);
   }
@@ -236,6 +240,7 @@ Status Communicator::ScatterV(const void* send, const Blocks& sb, void* recv, ui
 Status Communicator::ReduceScatterV(const void* send, void* recv, const std::vector<uint64_t>& counts, DataType type,
                                     RedOp op, const CollOptions& o) {
   if (o.stream == nullptr) {
+    if (InGroup()) return AddToGroup(IReduceScatterV(send, recv, counts, type, op, o), o.timeout_s, "reduce_scatter_v");
     TUTTI_ASSIGN_OR_RETURN(Work w, IReduceScatterV(send, recv, counts, type, op, o));
     return w.Wait(o.timeout_s);
   }

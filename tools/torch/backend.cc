@@ -81,22 +81,21 @@ TuttiBackend::TuttiBackend(const c10::intrusive_ptr<c10d::Store>& store, int ran
   if (timeout.count() > 0) opts.timeout_s = timeout_s_;
   auto comm = Communicator::Create(std::make_shared<C10dStore>(store), rank, size, opts);
   if (!comm.ok()) Throw(comm.status());
-  comm_ = std::move(comm).value();
-  completer_ = std::make_shared<Completer>();
+  comm_ = std::shared_ptr<Communicator>(std::move(comm).value());
+  completer_ = std::make_shared<Completer>(comm_);
 }
 
 TuttiBackend::~TuttiBackend() { shutdown(); }
 
 void TuttiBackend::shutdown() {
-  // Calls still in flight fail promptly once the communicator is gone; the completer then
-  // releases what they kept.
+  // Calls still in flight fail now; the functions the completer set for them run before Destroy
+  // returns, completing their futures and releasing what they kept.
   if (comm_) comm_->Destroy();
-  if (completer_) completer_->Stop();
 }
 
 void TuttiBackend::abort() {
+  // Pending calls fail with this error; their futures complete as they do.
   if (comm_) comm_->Abort("process group aborted");
-  if (completer_) completer_->Stop();
 }
 
 void TuttiBackend::setTimeout(std::chrono::milliseconds timeout) { timeout_s_ = Seconds(timeout); }

@@ -81,7 +81,7 @@ class TuttiBackend : public c10d::Backend {
   // A receive from `src` (or kAnySource).
   c10::intrusive_ptr<c10d::Work> Receive(std::vector<at::Tensor>& tensors, int src, int tag, const char* what,
                                          c10d::OpType type);
-  std::unique_ptr<Communicator> comm_;
+  std::shared_ptr<Communicator> comm_;  // shared with the Completer, which Works may keep
   std::shared_ptr<Completer> completer_;
   double timeout_s_;
 };

@@ -240,6 +240,23 @@ def all_calls(rank, n):
     works = [dist.all_reduce(torch.ones(8) * i, async_op=True) for i in range(5)]
     futs = torch.futures.collect_all([w.get_future() for w in works]).wait()
     assert len(futs) == 5
+    # futures complete when their calls do: a receive that matches late does not hold back the
+    # future of an all_reduce issued after it
+    late_in = torch.zeros(4)
+    if rank == 0:
+        late = dist.irecv(late_in, src=1, tag=21).get_future()
+        t = torch.ones(4)
+        dist.all_reduce(t, async_op=True).get_future().wait()
+        assert torch.equal(t, torch.full((4,), float(n))), t
+        assert not late.done(), late.value() if late.done() else None
+        dist.send(torch.zeros(1), dst=1, tag=22)
+        late.wait()
+        assert torch.equal(late_in, torch.full((4,), 21.0)), late_in
+    else:
+        dist.all_reduce(torch.ones(4))
+        if rank == 1:
+            dist.recv(torch.zeros(1), src=0, tag=22)
+            dist.send(torch.full((4,), 21.0), dst=0, tag=21)
 
     # coalesced all_reduce (one call over several tensors)
     ts = [torch.ones(3) * rank, torch.ones(2, 2) * (rank + 1)]

@@ -73,45 +73,40 @@ std::exception_ptr CallState::error() const {
   return error_;
 }
 
-Completer::Completer() : thread_([this] { Main(); }) {}
+namespace {
 
-Completer::~Completer() { Stop(); }
+// Finishes `state` (its works have completed: this does not block) and completes `future`.
+void FinishAndComplete(CallState& state, const c10::intrusive_ptr<c10::ivalue::Future>& future) {
+  std::exception_ptr e = state.Finish(-1);
+  if (!future) return;
+  // The future's callbacks run here, with no lock of ours held.
+  if (e)
+    future->setError(e);
+  else
+    future->markCompleted(c10::IValue(state.outputs));
+}
+
+}  // namespace
 
 void Completer::Adopt(std::shared_ptr<CallState> state, c10::intrusive_ptr<c10::ivalue::Future> future) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queue_.emplace_back(std::move(state), std::move(future));
-  cv_.notify_one();
-}
-
-void Completer::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-    cv_.notify_one();
+  struct Pending {
+    std::shared_ptr<CallState> state;
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    std::atomic<size_t> left;
+  };
+  auto p = std::make_shared<Pending>();
+  p->state = std::move(state);
+  p->future = std::move(future);
+  p->left = p->state->works.size() + 1;  // + 1 until every function is set
+  auto one_done = [p] {
+    if (p->left.fetch_sub(1, std::memory_order_acq_rel) == 1) FinishAndComplete(*p->state, p->future);
+  };
+  for (Work& w : p->state->works) {
+    // Refused only once the communicator is destroyed, which has completed its works: the
+    // state then finishes without waiting.
+    if (!comm_->OnComplete(w, [one_done](const Status&) { one_done(); }).ok()) one_done();
   }
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-}
-
-void Completer::Main() {
-  for (;;) {
-    std::pair<std::shared_ptr<CallState>, c10::intrusive_ptr<c10::ivalue::Future>> item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything adopted is finished
-      item = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    std::exception_ptr e = item.first->Finish(-1);
-    if (item.second) {
-      // Callbacks of the future run here, with no lock of ours held.
-      if (e)
-        item.second->setError(e);
-      else
-        item.second->markCompleted(c10::IValue(item.first->outputs));
-    }
-  }
+  one_done();
 }
 
 TuttiWork::TuttiWork(int rank, c10d::OpType type, std::shared_ptr<CallState> state, std::shared_ptr<Completer> completer)

@@ -5,9 +5,10 @@
 // call keeps alive (CallState::keep), followed on success by copies into the caller's tensors
 // (CallState::copy_back, CallState::finish). Work::wait() waits on the calling thread. A future
 // (Work::getFuture, as DDP's communication hooks use) and a Work dropped before its call ended are
-// handed to the backend's Completer, a thread that waits for them in the order they came and
-// completes the futures; so buffers outlive the calls that use them even when the caller forgets
-// the Work.
+// handed to the Completer, which asks the communicator to run a function when the call's works
+// complete (Communicator::OnComplete): that function finishes the call and completes the future,
+// as soon as the call ends, whatever the order calls end in. The function keeps the call's
+// buffers, so they outlive the call even when the caller forgets the Work.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -15,16 +16,15 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/communicator.h"
 #include "core/work.h"
 
 namespace tutti::torch_backend {
@@ -63,21 +63,14 @@ struct CallState {
 
 class Completer {
  public:
-  Completer();
-  ~Completer();  // Stop()
-  // Finishes `state` on the completer's thread, then completes `future` (if any) with the
-  // state's outputs or its failure.
+  explicit Completer(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
+  // Finishes `state` once all its works have completed (on the communicator's completion thread,
+  // or at once when they already have), then completes `future` (if any) with the state's outputs
+  // or its failure. Destroying the communicator completes what is pending, with its error.
   void Adopt(std::shared_ptr<CallState> state, c10::intrusive_ptr<c10::ivalue::Future> future);
-  // Finishes everything adopted so far, then ends the thread. Idempotent.
-  void Stop();
 
  private:
-  void Main();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<std::shared_ptr<CallState>, c10::intrusive_ptr<c10::ivalue::Future>>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::shared_ptr<Communicator> comm_;
 };
 
 class TuttiWork : public c10d::Work {
