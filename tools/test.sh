@@ -23,6 +23,7 @@ asan_targets=(
   //core/... //transport/...
   //tests:p2p_test //tests:reliability_test //tests:dead_rank_test //tests:heartbeat_test
   //tests:init_test //tests:misconfig_test //tests:registration_test //tests:stream_test //tests:lazy_connect_test
+  //tests:group_test //tests:work_callback_test
   //tests/coll:all //tests:any_source_test //tools/nccl:all
   //algorithms:lowering_test //kernels/prims:all
 )
