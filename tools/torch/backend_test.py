@@ -6,7 +6,9 @@ types. Run by //tools/torch:backend_test (py_test.sh gives the package directory
 import datetime
 import os
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import unittest
@@ -334,7 +336,46 @@ def dead_rank(rank, n):
     raise AssertionError("an all_reduce with a dead rank succeeded")
 
 
+# A program whose rank 1 reaches new_group 1.5 s after rank 0: its stderr is checked.
+LATE_RANK = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import tutti_torch
+
+
+def run(rank, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("tutti", rank=rank, world_size=2)
+    if rank == 1:
+        time.sleep(1.5)
+    g = dist.new_group([0, 1])
+    t = torch.ones(2)
+    dist.all_reduce(t, group=g)
+    assert t[0].item() == 2, t
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(run, args=(int(sys.argv[2]),), nprocs=2)
+"""
+
+
 class Backend(unittest.TestCase):
+    def test_late_rank_logs_nothing(self):
+        # tutti waits for a late rank in short slices; torch's store must not log each one.
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+            f.write(LATE_RANK)
+        try:
+            r = subprocess.run([sys.executable, f.name, PKG, str(free_port())], capture_output=True, text=True,
+                               timeout=120)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertNotIn("waitForInput", r.stderr, r.stderr[-3000:])
+
     def test_all_calls_2_ranks(self):
         run_ranks(all_calls, 2)
 

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <thread>
+
+#include "core/base/deadline.h"
 
 namespace tutti::torch_backend {
 namespace {
@@ -25,6 +28,12 @@ std::chrono::milliseconds ToMillis(double timeout_s) {
   if (ms > 1e12) ms = 1e12;
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
+
+// torch's TCPStore logs a warning ("waitForInput ... timed out") for every wait that runs out of
+// time, and tutti waits in short slices while it watches for failed or dead ranks (at init, in
+// new_group): a rank that arrives a second late would fill the log with dozens of warnings about
+// nothing. Waits up to this long therefore poll check(), which logs nothing; longer ones wait.
+constexpr double kPollingWaitS = 2.0;
 
 }  // namespace
 
@@ -62,7 +71,20 @@ Status C10dStore::Wait(const std::vector<std::string>& keys, double timeout_s) {
   TUTTI_RETURN_IF_ERROR(store_internal::ValidateKeys(keys));
   TUTTI_RETURN_IF_ERROR(store_internal::ValidateTimeout(timeout_s));
   try {
-    store_->wait(keys, ToMillis(timeout_s));
+    if (timeout_s <= kPollingWaitS) {
+      const auto deadline = std::chrono::steady_clock::now() + WaitDuration(timeout_s);
+      auto nap = std::chrono::microseconds(50);
+      while (!store_->check(keys)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline)
+          return TimeoutError("torch store: wait for " + store_internal::DescribeKeys(keys) + " (" +
+                              store_internal::DescribeSeconds(timeout_s) + ") timed out");
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(nap, deadline - now));
+        nap = std::min(nap * 2, std::chrono::microseconds(2000));
+      }
+    } else {
+      store_->wait(keys, ToMillis(timeout_s));
+    }
   } catch (const std::exception& e) {
     return FromException("wait for " + store_internal::DescribeKeys(keys) + " (" +
                              store_internal::DescribeSeconds(timeout_s) + ")",
