@@ -208,8 +208,10 @@ class Communicator {
   // pending a communicator timeout later gets a timeout failure; Abort() completes pending Works
   // with its error, Destroy() with "communicator destroyed". A function may issue calls, but
   // calls of a communicator must still come in the same order on every rank, so a program that
-  // issues from a callback and from its own thread must order the two itself. Exceptions thrown
-  // by fn are logged and dropped. kInvalidUsage for an empty Work or a destroyed communicator.
+  // issues from a callback and from its own thread must order the two itself. A function may
+  // Abort or Destroy the communicator but must not delete it (its thread is the one running fn).
+  // Exceptions thrown by fn are logged and dropped. kInvalidUsage for an empty Work or a
+  // destroyed communicator.
   Status OnComplete(const Work& work, std::function<void(const Status&)> fn);
 
   // Sub-communicators. Collective over this communicator: every rank calls it, in the same

@@ -1,8 +1,8 @@
 // Communicator::OnComplete over shm and tcp: functions run when their Work completes, in the
 // order Works complete (a receive that matches late does not hold back one that matched early),
 // with the call's result visible; chaining a call from a function; Abort, Destroy and the
-// communicator's timeout complete pending Works with their error; empty Works and destroyed
-// communicators are refused.
+// communicator's timeout complete pending Works with their error; a function may destroy its
+// communicator; empty Works and destroyed communicators are refused.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -145,6 +145,29 @@ TEST_P(WorkCallback, DestroyRunsPendingFunctionsBeforeItReturns) {
     EXPECT_FALSE(seen.ok());
     EXPECT_NE(seen.message().find("rank 0: communicator destroyed"), std::string::npos) << seen.ToString();
     EXPECT_EQ(c.OnComplete(*w, [](const Status&) {}).code(), Code::kInvalidUsage);
+  }, Opts());
+}
+
+TEST_P(WorkCallback, AFunctionMayDestroyItsCommunicator) {
+  RunThreadRanks(2, [&](Communicator& c) {
+    int token = 7;
+    if (c.rank() == 1) {
+      ASSERT_TRUE(c.Send(&token, sizeof token, 0, 3).ok());
+      return;
+    }
+    int in = 0;
+    std::promise<Status> destroyed;
+    auto w = c.IRecv(&in, sizeof in, 1, 3);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(c.OnComplete(*w, [&](const Status& st) {
+                   EXPECT_TRUE(st.ok()) << st.ToString();
+                   c.Destroy();  // from the completion thread: must not wait for itself
+                   destroyed.set_value(c.Barrier());
+                 }).ok());
+    auto fut = destroyed.get_future();
+    ASSERT_EQ(fut.wait_for(20s), std::future_status::ready);
+    EXPECT_EQ(fut.get().code(), Code::kInvalidUsage);
+    EXPECT_EQ(in, 7);
   }, Opts());
 }
 
