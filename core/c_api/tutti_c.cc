@@ -1,141 +1,17 @@
-// The C API (tutti.h) over tutti::Communicator.
+// The C API (tutti.h) over tutti::Communicator: communicators and calls (tutti_work.cc holds
+// works and groups, handles.{h,cc} what they share).
 //
-// Two rules shape this file. No exception may cross into C: every entry point runs its body
+// Two rules shape these files. No exception may cross into C: every entry point runs its body
 // through Guard(), which turns std::bad_alloc into tuttiSystemError ("out of memory") and any
 // other exception into tuttiInternalError. And a handle the caller already released must be
 // an error, not memory corruption: communicator handles are small shells that stay allocated
 // (and reachable) for the life of the process, so a second tuttiCommDestroy finds a shell
 // marked destroyed; work handles live in a table, so freeing one twice finds no entry.
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <string>
-#include <unordered_map>
-#include <unordered_set>
-#include <vector>
+#include "core/c_api/handles.h"
 
-#include "core/c_api/tutti.h"
-#include "core/communicator.h"
-
-struct tuttiComm {
-  std::shared_ptr<tutti::Communicator> comm;  // null once destroyed
-};
-struct tuttiWork {
-  tutti::Work work;
-  std::shared_ptr<tutti::Communicator> comm;  // whose call it is (tuttiWorkOnComplete)
-};
+using namespace tutti::capi;  // NOLINT: the entry points below are the C API's
 
 namespace {
-thread_local std::string g_last_error;
-
-// Every communicator shell ever handed out, and every live work handle.
-struct Handles {
-  std::mutex mu;
-  std::vector<std::unique_ptr<tuttiComm>> comms;
-  std::unordered_set<const tuttiComm*> comm_set;
-  std::unordered_set<const tuttiWork*> works;
-  // Registration handles (tuttiCommRegister), so a stale or foreign one is an error.
-  std::unordered_map<const void*, std::pair<const tuttiComm*, tutti::Communicator::MemHandle>> regs;
-};
-Handles& H() {
-  static Handles* h = new Handles();  // never destroyed: handles may be used from atexit code
-  return *h;
-}
-
-tuttiResult_t ToResult(const tutti::Status& st) {
-  using tutti::Code;
-  if (st.ok()) return tuttiSuccess;
-  g_last_error = st.ToString();
-  switch (st.code()) {
-    case Code::kOk: return tuttiSuccess;
-    case Code::kInvalidArgument: return tuttiInvalidArgument;
-    case Code::kInvalidUsage: return tuttiInvalidUsage;
-    case Code::kTimeout: return tuttiTimeout;
-    case Code::kRemoteError: return tuttiRemoteError;
-    case Code::kSystemError: return tuttiSystemError;
-    case Code::kProtocol: return tuttiRemoteError;
-    case Code::kAborted: return tuttiAborted;
-    case Code::kMismatch: return tuttiMismatch;
-    case Code::kUnavailable: return tuttiUnavailable;
-    case Code::kNotMember: return tuttiNotMember;
-    case Code::kInternal: return tuttiInternalError;
-  }
-  return tuttiInternalError;
-}
-
-tuttiResult_t Bad(const std::string& what) { return ToResult(tutti::InvalidArgument(what)); }
-
-template <typename F>
-tuttiResult_t Guard(const char* fn, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    try {
-      return ToResult(tutti::SystemError(std::string(fn) + ": out of memory"));
-    } catch (...) {
-      return tuttiSystemError;  // not even the message fits
-    }
-  } catch (const std::exception& e) {
-    try {
-      return ToResult(tutti::InternalError(std::string(fn) + ": unexpected exception: " + e.what()));
-    } catch (...) {
-      return tuttiInternalError;
-    }
-  } catch (...) {
-    return tuttiInternalError;
-  }
-}
-
-tuttiComm_t NewCommHandle(std::unique_ptr<tutti::Communicator> c) {
-  auto shell = std::make_unique<tuttiComm>();
-  shell->comm = std::move(c);
-  Handles& h = H();
-  std::lock_guard<std::mutex> lock(h.mu);
-  tuttiComm_t out = shell.get();
-  h.comm_set.insert(out);
-  h.comms.push_back(std::move(shell));
-  return out;
-}
-
-// The communicator behind a handle, kept alive for the duration of the call even if another
-// thread destroys the handle meanwhile.
-tutti::Result<std::shared_ptr<tutti::Communicator>> Comm(const tuttiComm* c) {
-  if (c == nullptr) return tutti::InvalidArgument("null communicator");
-  Handles& h = H();
-  std::lock_guard<std::mutex> lock(h.mu);
-  if (h.comm_set.count(c) == 0) return tutti::InvalidArgument("not a communicator handle of this library");
-  if (!c->comm) return tutti::InvalidUsage("communicator already destroyed");
-  return c->comm;
-}
-
-tuttiResult_t NewWork(std::shared_ptr<tutti::Communicator> comm, tutti::Work w, tuttiWork_t* out) {
-  auto* handle = new tuttiWork{std::move(w), std::move(comm)};
-  Handles& h = H();
-  std::lock_guard<std::mutex> lock(h.mu);
-  h.works.insert(handle);
-  *out = handle;
-  return tuttiSuccess;
-}
-
-tutti::Status CheckWork(const tuttiWork* w) {
-  if (w == nullptr) return tutti::InvalidArgument("null work");
-  Handles& h = H();
-  std::lock_guard<std::mutex> lock(h.mu);
-  if (h.works.count(w) == 0) return tutti::InvalidUsage("work handle unknown or already freed");
-  return tutti::OkStatus();
-}
-
-// Runs a started operation of `comm`: blocking when work == NULL (inside a group: handed to the
-// group, waited for by tuttiGroupEnd), else hands the Work out.
-tuttiResult_t Finish(const std::shared_ptr<tutti::Communicator>& comm, const char* fn, tutti::Result<tutti::Work> w,
-                     tuttiWork_t* work) {
-  if (work == nullptr && tutti::InGroup()) return ToResult(comm->AddToGroup(std::move(w), -1, fn));
-  if (!w.ok()) return ToResult(w.status());
-  if (work == nullptr) return ToResult(w->Wait());
-  return NewWork(comm, std::move(*w), work);
-}
-
 // The blocks of a v-collective from C arrays of one entry per rank (displs NULL: packed). A
 // NULL counts array is an error where the call reads it (`read`), else empty blocks.
 tutti::Result<tutti::Communicator::Blocks> BlocksOf(const size_t* counts, const size_t* displs, int n,
@@ -235,7 +111,7 @@ const char* tuttiGetErrorString(tuttiResult_t r) {
   return "unknown result";
 }
 
-const char* tuttiGetLastError(void) { return g_last_error.c_str(); }
+const char* tuttiGetLastError(void) { return LastError().c_str(); }
 
 tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
   return Guard(__func__, [&] {
@@ -537,66 +413,6 @@ tuttiResult_t tuttiBarrier(tuttiComm_t comm, tuttiWork_t* work) {
     TUTTI_COMM(c, comm);
     return Finish(*c_r, "tuttiBarrier", c.IBarrier(), work);
   });
-}
-
-tuttiResult_t tuttiWorkWait(tuttiWork_t work, double timeout_s) {
-  return Guard(__func__, [&] {
-    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
-    return ToResult(work->work.Wait(timeout_s));
-  });
-}
-
-tuttiResult_t tuttiWorkTest(tuttiWork_t work, int* done) {
-  return Guard(__func__, [&] {
-    if (done == nullptr) return Bad("null done pointer");
-    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
-    *done = work->work.Test() ? 1 : 0;
-    return *done ? ToResult(work->work.status()) : tuttiSuccess;
-  });
-}
-
-tuttiResult_t tuttiWorkGetSource(tuttiWork_t work, int* source) {
-  return Guard(__func__, [&] {
-    if (source == nullptr) return Bad("null source pointer");
-    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
-    if (!work->work.IsCompleted()) return ToResult(tutti::InvalidUsage("tuttiWorkGetSource: the work has not finished"));
-    *source = work->work.source();
-    return tuttiSuccess;
-  });
-}
-
-tuttiResult_t tuttiWorkFree(tuttiWork_t work) {
-  return Guard(__func__, [&] {
-    if (work == nullptr) return Bad("null work");
-    {
-      Handles& h = H();
-      std::lock_guard<std::mutex> lock(h.mu);
-      if (h.works.erase(work) == 0) return ToResult(tutti::InvalidUsage("tuttiWorkFree: work unknown or already freed"));
-    }
-    delete work;
-    return tuttiSuccess;
-  });
-}
-
-tuttiResult_t tuttiWorkOnComplete(tuttiWork_t work, tuttiWorkCallback_t fn, void* user) {
-  return Guard(__func__, [&] {
-    if (fn == nullptr) return Bad("tuttiWorkOnComplete: null function");
-    if (tutti::Status st = CheckWork(work); !st.ok()) return ToResult(st);
-    return ToResult(work->comm->OnComplete(work->work, [fn, user](const tutti::Status& st) {
-      fn(ToResult(st), user);  // ToResult leaves the message for tuttiGetLastError on this thread
-    }));
-  });
-}
-
-tuttiResult_t tuttiGroupStart(void) {
-  return Guard(__func__, [&] {
-    tutti::GroupStart();
-    return tuttiSuccess;
-  });
-}
-
-tuttiResult_t tuttiGroupEnd(void) {
-  return Guard(__func__, [&] { return ToResult(tutti::GroupEnd()); });
 }
 
 }  // extern "C"
