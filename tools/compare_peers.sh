@@ -11,7 +11,9 @@
 #   --colls "all_reduce all_gather reduce_scatter"    collectives
 #   --libs "tutti-shm tutti-tcp mpi gloo"             tutti over shared memory (TUTTI_TRANSPORT=
 #                                                     shm), over TCP (=tcp), Open MPI (mpirun),
-#                                                     Gloo (under tuttirun)
+#                                                     Gloo (under tuttirun); also mpi-tcp: Open
+#                                                     MPI on its tcp BTL only (--mca btl tcp,self),
+#                                                     the peer for tutti-tcp
 #   --repeat K                                        run every sweep K times (default 1);
 #                                                     the summary shows per-row medians
 #   --results DIR                                     where the tables go (default
@@ -68,7 +70,7 @@ build_all() {
   local peer log
   declare -A have=([tutti-shm]=1 [tutti-tcp]=1)
   for peer in mpi gloo; do
-    [[ " $libs " == *" $peer "* ]] || continue
+    [[ " $libs " == *" $peer "* || ($peer == mpi && " $libs " == *" mpi-tcp "*) ]] || continue
     if log=$(bazel build -c opt "//bench:${peer}_perf" 2>&1); then
       have[$peer]=1
     else
@@ -81,6 +83,7 @@ build_all() {
     echo "compare_peers: skipping mpi: no mpirun on PATH"
     unset 'have[mpi]'
   fi
+  [[ -n ${have[mpi]:-} ]] && have[mpi-tcp]=1
   active=()
   for lib in $libs; do
     [[ -n ${have[$lib]:-} ]] && active+=("$lib")
@@ -96,6 +99,7 @@ run() {
     tutti-shm) cmd=(env TUTTI_TRANSPORT=shm "$bin/tools/tuttirun" --no-prefix -n "$n" "$bin/bench/tutti_perf" "${args[@]}") ;;
     tutti-tcp) cmd=(env TUTTI_TRANSPORT=tcp "$bin/tools/tuttirun" --no-prefix -n "$n" "$bin/bench/tutti_perf" "${args[@]}") ;;
     mpi) cmd=(mpirun --allow-run-as-root --oversubscribe -np "$n" "$bin/bench/mpi_perf" "${args[@]}") ;;
+    mpi-tcp) cmd=(mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np "$n" "$bin/bench/mpi_perf" "${args[@]}") ;;
     gloo) cmd=("$bin/tools/tuttirun" --no-prefix -n "$n" "$bin/bench/gloo_perf" "${args[@]}") ;;
   esac
   local before after t0 t1 rc
