@@ -80,11 +80,7 @@ Status CollWork::Wait(double timeout_s) {
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   P2PEngine* engine = engine_.get();
   Waiter waiter(spin_us_, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
-  engine->AddWaiter();
-  struct Leave {
-    P2PEngine* e;
-    ~Leave() { e->RemoveWaiter(); }
-  } leave{engine};
+  P2PEngine::WaiterScope waiting(engine);
   while (true) {
     bool moved = registry_->AdvanceAll();  // also drives collectives nobody waits on yet
     if (run_->Advance()) return run_->status();

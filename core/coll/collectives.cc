@@ -229,6 +229,10 @@ Result<Work> Communicator::StartCollective(const CollCall& c) {
 Status Communicator::RunCollective(const CollCall& c) {
   TUTTI_ASSIGN_OR_RETURN(CallShape shape, CheckCall(c));
   if (TakesSlots(c, shape)) return RunSlotCollective(c, shape);
+  // The progress thread keeps out of a blocking call from its start: otherwise it finds the
+  // call in flight between its issue and its wait, and wakes every 20 us to drive it beside
+  // the caller (who drives it anyway), taking a core from the ranks on a busy machine.
+  P2PEngine::WaiterScope waiting(engine_.get());
   TUTTI_ASSIGN_OR_RETURN(Work w, StartChecked(c, shape));
   return w.Wait(c.opts->timeout_s);
 }

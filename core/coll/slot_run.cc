@@ -401,11 +401,7 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
   if (timeout_s < 0) timeout_s = env.default_timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);
-  env.engine->AddWaiter();  // the progress thread keeps out of the way
-  struct Leave {
-    P2PEngine* e;
-    ~Leave() { e->RemoveWaiter(); }
-  } leave{env.engine};
+  P2PEngine::WaiterScope waiting(env.engine);  // the progress thread keeps out of the way
   SlotChannel& ch = run.channel();
   auto since = start, checked = start;
   int nap_us = 20;

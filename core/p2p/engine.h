@@ -106,6 +106,17 @@ class P2PEngine : public FrameSink {
   // out of its way; pair every AddWaiter with RemoveWaiter.
   void AddWaiter() { waiters_.fetch_add(1); }
   void RemoveWaiter() { waiters_.fetch_sub(1); }
+  // AddWaiter for a scope.
+  class WaiterScope {
+   public:
+    explicit WaiterScope(P2PEngine* e) : e_(e) { e_->AddWaiter(); }
+    ~WaiterScope() { e_->RemoveWaiter(); }
+    WaiterScope(const WaiterScope&) = delete;
+    WaiterScope& operator=(const WaiterScope&) = delete;
+
+   private:
+    P2PEngine* e_;
+  };
   // The source that wakes this rank when a peer writes to it (set before StartProgressThread).
   void SetWakeSource(std::shared_ptr<WakeSource> wake) { wake_ = std::move(wake); }
   // Sleeps up to timeout_us, returning early when data may have arrived.
