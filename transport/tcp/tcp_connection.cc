@@ -41,7 +41,7 @@ Status TcpConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_
   Sock& s = socks_[idx];
   s.out.push_back({h, payload, cookie, 0});
   s.queued += h.payload_len;
-  queued_bytes_ += h.payload_len;
+  queued_bytes_ += kFrameHeaderSize + h.payload_len;
   if (s.out.size() == 1) {
     Result<bool> r = WriteSome(s);
     if (!r.ok()) return r.status();
@@ -74,7 +74,7 @@ Result<bool> TcpConnection::WriteSome(Sock& s) {
     moved = true;
     o.sent += static_cast<size_t>(w);
     if (o.sent == kFrameHeaderSize + o.h.payload_len) {
-      queued_bytes_ -= o.h.payload_len;
+      queued_bytes_ -= kFrameHeaderSize + o.h.payload_len;
       s.queued -= o.h.payload_len;
       if (o.cookie != 0) sent_.push_back(o.cookie);
       s.out.pop_front();
@@ -170,7 +170,7 @@ void TcpConnection::ReleaseBuffers() {
     if (s.in_payload) s.dst = nullptr;
     size_t keep = !s.out.empty() && s.out.front().sent > 0 ? 1 : 0;
     while (s.out.size() > keep) {
-      queued_bytes_ -= s.out.back().h.payload_len;
+      queued_bytes_ -= kFrameHeaderSize + s.out.back().h.payload_len;
       s.queued -= s.out.back().h.payload_len;
       s.out.pop_back();
     }
@@ -198,7 +198,9 @@ void TcpConnection::Close() {
     }
     s.fd = -1;
     s.out.clear();
+    s.queued = 0;
   }
+  queued_bytes_ = 0;
 }
 
 }  // namespace tutti

@@ -62,6 +62,8 @@ class TcpConnection : public Connection {
   std::vector<uint64_t> sent_;
   std::vector<char> zeros_;  // stands in for released payloads (ReleaseBuffers)
   std::vector<char> discard_;
+  // Header and payload bytes of queued frames not yet written whole (a frame that is only a
+  // header counts: an ACK left behind by a full socket is output that needs progress).
   size_t queued_bytes_ = 0;
   bool closed_ = false;
 };

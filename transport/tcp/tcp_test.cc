@@ -216,6 +216,27 @@ TEST(TcpContext, ReadyNamesExactlyTheConnectionsWithWork) {
   EXPECT_TRUE(failed);
 }
 
+TEST(TcpContext, AControlFrameLeftQueuedIsWork) {
+  // A frame that is only a header (ACK, CTS) and finds the socket full stays queued: the
+  // connection has output and must be named, or it waits for input that may never come (the
+  // peer may be waiting for that very ACK).
+  std::vector<Pair> pairs;
+  for (int i = 0; i < 6; ++i) pairs.push_back(Connect(1));
+  TcpContext ctx;
+  for (Pair& p : pairs) ctx.Attach(p.a.get());
+  std::vector<int> fds;
+  pairs[3].a->AppendWaitFds(&fds);
+  ASSERT_EQ(fds.size(), 1u);
+  const std::string junk(1 << 16, 'j');  // fills the socket behind the connection's back
+  for (int i = 0; i < 100000 && write(fds[0], junk.data(), junk.size()) > 0; ++i) {
+  }
+  ASSERT_TRUE(pairs[3].a->Enqueue(MakeHeader(FrameType::kAck, 7, 0, 0), nullptr, 0).ok());
+  EXPECT_EQ(pairs[3].a->queued_bytes(), kFrameHeaderSize);
+  std::vector<Connection*> r;
+  ctx.Ready(&r);
+  EXPECT_EQ(r, std::vector<Connection*>{pairs[3].a.get()});
+}
+
 TEST(TcpContext, FewConnectionsAreAllNamed) {
   std::vector<Pair> pairs;
   for (size_t i = 0; i < TcpContext::kPollEachUpTo; ++i) pairs.push_back(Connect(1));
