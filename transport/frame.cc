@@ -13,6 +13,8 @@ const char* FrameTypeName(FrameType t) {
     case FrameType::kClose: return "CLOSE";
     case FrameType::kDone: return "DONE";
     case FrameType::kPing: return "PING";
+    case FrameType::kPost: return "POST";
+    case FrameType::kCredit: return "CREDIT";
   }
   return "?";
 }
@@ -21,7 +23,9 @@ Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload) {
   if (h.magic != kFrameMagic) return ProtocolError("bad frame magic " + std::to_string(h.magic));
   switch (h.type) {
     case FrameType::kData:
-      if (h.payload_len != h.arg) return ProtocolError("DATA frame length differs from its size");
+    case FrameType::kPost:
+      if (h.payload_len != h.arg)
+        return ProtocolError(std::string(FrameTypeName(h.type)) + " frame length differs from its size");
       [[fallthrough]];
     case FrameType::kBulk:
       if (h.payload_len > max_payload)
@@ -41,6 +45,7 @@ Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload) {
     case FrameType::kPing:
     case FrameType::kAck:
     case FrameType::kNack:
+    case FrameType::kCredit:
       if (h.payload_len != 0)
         return ProtocolError(std::string(FrameTypeName(h.type)) + " frame with a payload");
       return OkStatus();

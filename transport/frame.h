@@ -24,6 +24,9 @@ enum class FrameType : uint8_t {
   kClose = 7,  // the peer is closing its communicator; payload = why, if it failed (text)
   kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
   kPing = 9,   // heartbeat: "I am alive and progressing"; no payload
+  kPost = 10,  // eager message that wants no ACK (collectives): as DATA; the receiver answers
+               // only a mismatch (NACK) and returns the bytes it held through CREDIT
+  kCredit = 11,  // arg = bytes of POST frames (payload + header) the receiver no longer holds
 };
 
 constexpr uint32_t kFrameMagic = 0x54555454;  // "TUTT"

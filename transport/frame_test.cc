@@ -19,6 +19,8 @@ TEST(Frame, ValidHeaders) {
   EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kBulk, 4096, 1024), 1024).ok());
   EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kRts, 1 << 30, 24), 1024).ok());
   EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kAck, 0, 0), 1024).ok());
+  EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kPost, 8, 8), 1024).ok());
+  EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kCredit, 1 << 20, 0), 1024).ok());
 }
 
 TEST(Frame, RejectsHostileHeaders) {
@@ -30,6 +32,9 @@ TEST(Frame, RejectsHostileHeaders) {
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kBulk, 0, 1025), 1024).code(), Code::kProtocol);
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kRts, 8, 4096), 1 << 20).code(), Code::kProtocol);
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kAck, 0, 1), 1024).code(), Code::kProtocol);
+  EXPECT_EQ(ValidateFrameHeader(H(FrameType::kPost, 8, 16), 1024).code(), Code::kProtocol);
+  EXPECT_EQ(ValidateFrameHeader(H(FrameType::kPost, 2048, 2048), 1024).code(), Code::kProtocol);
+  EXPECT_EQ(ValidateFrameHeader(H(FrameType::kCredit, 8, 8), 1024).code(), Code::kProtocol);
   EXPECT_TRUE(ValidateFrameHeader(H(FrameType::kClose, 0, 100), 1024).ok());
   EXPECT_EQ(ValidateFrameHeader(H(FrameType::kClose, 0, 1 << 20), 1 << 30).code(), Code::kProtocol);
   FrameHeader unknown = H(FrameType::kAck, 0, 0);

@@ -84,6 +84,9 @@ class Connection {
   virtual size_t max_payload() const = 0;
   // Bytes queued and not yet on the wire (for pacing bulk data).
   virtual size_t queued_bytes() const = 0;
+  // Whether Progress has work that no wait fd shows: frames queued, or frames handed to the wire
+  // whose OnSent is not reported yet (a progress context must name such a connection).
+  virtual bool HasLocalWork() const { return queued_bytes() > 0 || !sent_.empty(); }
   // File descriptors that become readable when data arrives (none: waiters sleep and poll).
   virtual void AppendWaitFds(std::vector<int>* fds) const {}
   // A cheap check that the peer still exists (called while waiting). Error: peer is gone.
@@ -123,9 +126,24 @@ class Connection {
 
  protected:
   explicit Connection(int peer) : peer_(peer) {}
+  // A frame enqueued with `cookie` is on the wire entirely (0: nobody asked).
+  void NoteSent(uint64_t cookie) {
+    if (cookie != 0) sent_.push_back(cookie);
+  }
+  // Reports the noted frames through OnSent. Progress does so before it hands arrived frames to
+  // the sink (the protocol must learn that a send left before it hears that the peer closed),
+  // and again at its end for frames the sink queued meanwhile. True if it reported any.
+  bool ReportSent(FrameSink& sink) {
+    if (sent_.empty()) return false;
+    reporting_.swap(sent_);  // OnSent may queue frames, which note cookies of their own
+    for (uint64_t c : reporting_) sink.OnSent(peer_, c);
+    reporting_.clear();
+    return true;
+  }
 
  private:
   int peer_;
+  std::vector<uint64_t> sent_, reporting_;
 };
 
 }  // namespace tutti

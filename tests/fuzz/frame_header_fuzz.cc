@@ -1,8 +1,8 @@
 // Fuzz target: transport frame headers (transport/frame.h ValidateFrameHeader). Input: a limit
 // (8 bytes) and then 40-byte headers as they arrive off the wire. Checked: an accepted header
-// has the magic, a known type and a payload its type allows (DATA: exactly its size, within the
-// limit; RTS/CTS: a descriptor; CLOSE: a short reason; ACK/NACK/DONE: none); acceptance only
-// grows with the limit; a header built by a sender with a fitting payload is always accepted.
+// has the magic, a known type and a payload its type allows (DATA, POST: exactly its size, within
+// the limit; RTS/CTS: a descriptor; CLOSE: a short reason; ACK/NACK/DONE/PING/CREDIT: none);
+// acceptance only grows with the limit; a header built by a sender with a fitting payload is always accepted.
 #include <cstring>
 #include <string>
 
@@ -17,7 +17,8 @@ void CheckAccepted(const FrameHeader& h, uint64_t max_payload) {
   uint64_t n = h.payload_len;
   switch (h.type) {
     case FrameType::kData:
-      FUZZ_CHECK(n == h.arg && n <= max_payload, "DATA length");
+    case FrameType::kPost:
+      FUZZ_CHECK(n == h.arg && n <= max_payload, "DATA/POST length");
       break;
     case FrameType::kBulk:
       FUZZ_CHECK(n <= max_payload, "BULK length");
@@ -33,6 +34,7 @@ void CheckAccepted(const FrameHeader& h, uint64_t max_payload) {
     case FrameType::kNack:
     case FrameType::kDone:
     case FrameType::kPing:
+    case FrameType::kCredit:
       FUZZ_CHECK(n == 0, "control frame with a payload");
       break;
     default:
@@ -66,9 +68,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto fit = [](uint64_t v, uint64_t lim) { return lim == ~0ull ? v : v % (lim + 1); };
     FrameHeader s = h;
     s.magic = kFrameMagic;
-    s.type = static_cast<FrameType>(1 + static_cast<uint8_t>(h.type) % 9);
+    s.type = static_cast<FrameType>(1 + static_cast<uint8_t>(h.type) % 11);
     switch (s.type) {
-      case FrameType::kData: s.payload_len = s.arg = fit(h.payload_len, limit); break;
+      case FrameType::kData:
+      case FrameType::kPost: s.payload_len = s.arg = fit(h.payload_len, limit); break;
       case FrameType::kBulk: s.payload_len = fit(h.payload_len, limit); break;
       case FrameType::kRts:
       case FrameType::kCts: s.payload_len = fit(h.payload_len, kMaxDescriptorBytes); break;

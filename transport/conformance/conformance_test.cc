@@ -1,6 +1,6 @@
 // What every transport must do, run on each of them (shm with and without CMA, tcp with one and
 // with three sockets): frames of every size arrive intact, frames on the ordered path arrive in
-// order, bulk pieces arrive whole in any order, cookies are reported once, both directions flow
+// order, bulk pieces arrive whole in any order, cookies are reported once (before the frames that arrive after them), both directions flow
 // under back-pressure, posted one-sided accesses work (each reported once, carried out beside
 // progress, none after a release) or say kUnavailable, a malformed frame is a protocol error,
 // released buffers are never read again, and a closed connection stays closed.
@@ -265,6 +265,37 @@ TEST_P(Transport, ACloseIsFinal) {
   auto r = pair_.a->Progress(sink_a_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_FALSE(*r);
+}
+
+// Records what a connection reports, in order.
+class EventOrderSink : public RecordingSink {
+ public:
+  std::vector<std::string> events;
+  Status OnFrame(int peer, const FrameHeader& h) override {
+    events.push_back(FrameTypeName(h.type));
+    return RecordingSink::OnFrame(peer, h);
+  }
+  void OnSent(int peer, uint64_t cookie) override {
+    events.push_back("sent " + std::to_string(cookie));
+    RecordingSink::OnSent(peer, cookie);
+  }
+};
+
+TEST_P(Transport, ASendIsReportedBeforeWhatArrivedAfterIt) {
+  // The protocol completes a collective's eager send when it is reported sent; the peer may
+  // take it, finish and close at once. Its CLOSE must not be heard before our send's report,
+  // or the send fails although the peer has it.
+  const std::string x(32, 'x');
+  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kPost, 1, 32, 32, -2), x.data(), 9).ok());
+  Pump([&] { return sink_b_.frames.size() == 1; });  // (a reports the send here; reset below)
+  EventOrderSink order;
+  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kPost, 2, 32, 32, -2), x.data(), 10).ok());
+  ASSERT_TRUE(pair_.b->Enqueue(MakeHeader(FrameType::kClose, 0, 0, 0), nullptr, 0).ok());
+  for (int i = 0; i < 2000000 && order.events.size() < 2; ++i) {
+    ASSERT_TRUE(pair_.b->Progress(sink_b_).ok());
+    ASSERT_TRUE(pair_.a->Progress(order).ok());
+  }
+  EXPECT_EQ(order.events, (std::vector<std::string>{"sent 10", "CLOSE"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTransports, Transport, ::testing::ValuesIn(AllTransports()),

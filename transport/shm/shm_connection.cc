@@ -46,7 +46,7 @@ Status ShmConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_
   if (h.payload_len > max_payload())
     return InternalError("shm frame payload " + std::to_string(h.payload_len) + " > max");
   if (pending_.empty() && out_.TryWrite(h, payload)) {
-    if (cookie != 0) sent_.push_back(cookie);
+    NoteSent(cookie);
     if (peer_bell_) peer_bell_->Ring();
     return OkStatus();
   }
@@ -61,7 +61,7 @@ bool ShmConnection::Flush() {
     Pending& p = pending_.front();
     if (!out_.TryWrite(p.h, p.payload)) break;
     queued_bytes_ -= p.h.payload_len;
-    if (p.cookie != 0) sent_.push_back(p.cookie);
+    NoteSent(p.cookie);
     pending_.pop_front();
     moved = true;
   }
@@ -78,6 +78,9 @@ Result<bool> ShmConnection::Progress(FrameSink& sink) {
     if (closed_) return true;
   }
   moved = Flush() || moved;
+  // Frames out before the ones that arrive are read: the protocol must learn that a send left
+  // before it hears that the peer closed (and fails what is still in flight to it).
+  moved = ReportSent(sink) || moved;
   bool consumed = false;
   for (int i = 0; i < kMaxFramesPerProgress; ++i) {
     FrameHeader h;
@@ -92,13 +95,8 @@ Result<bool> ShmConnection::Progress(FrameSink& sink) {
   }
   // A writer blocked on a full ring may be asleep: tell it there is room now.
   if (consumed && peer_bell_) peer_bell_->Ring();
-  if (!sent_.empty()) {
-    std::vector<uint64_t> done;
-    done.swap(sent_);
-    for (uint64_t c : done) sink.OnSent(peer(), c);
-    moved = true;
-  }
   if (!pending_.empty()) moved = Flush() || moved;
+  moved = ReportSent(sink) || moved;  // frames the sink queued meanwhile
   return moved;
 }
 

@@ -43,6 +43,7 @@ class ShmConnection : public Connection {
   Result<bool> Progress(FrameSink& sink) override;
   size_t max_payload() const override { return std::min(out_.max_payload(), opts_.piece_bytes); }
   size_t queued_bytes() const override { return queued_bytes_; }
+  bool HasLocalWork() const override { return !pending_.empty() || Connection::HasLocalWork(); }
   Status CheckPeerAlive() override;
   std::shared_ptr<const ExposedRegion> Expose(const void* buf, size_t len) override;
   Status PostRead(const std::string& descriptor, size_t offset, void* dst, size_t len, uint64_t cookie) override;
@@ -83,7 +84,6 @@ class ShmConnection : public Connection {
   std::unique_ptr<ShmSegment> seg_;
   ShmRing out_, in_;
   std::deque<Pending> pending_;
-  std::vector<uint64_t> sent_;  // cookies written, to report in Progress
   size_t queued_bytes_ = 0;
   bool closed_ = false;
   std::unique_ptr<Doorbell> peer_bell_;

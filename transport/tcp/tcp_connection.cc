@@ -76,7 +76,7 @@ Result<bool> TcpConnection::WriteSome(Sock& s) {
     if (o.sent == kFrameHeaderSize + o.h.payload_len) {
       queued_bytes_ -= kFrameHeaderSize + o.h.payload_len;
       s.queued -= o.h.payload_len;
-      if (o.cookie != 0) sent_.push_back(o.cookie);
+      NoteSent(o.cookie);
       s.out.pop_front();
     }
   }
@@ -147,16 +147,18 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
       TUTTI_ASSIGN_OR_RETURN(bool w, WriteSome(s));
       moved = moved || w;
     }
+  }
+  // What left goes first: the protocol must learn that a send left before it reads that the
+  // peer closed.
+  moved = ReportSent(sink) || moved;
+  if (closed_) return true;
+  for (Sock& s : socks_) {
+    if (s.fd < 0) continue;
     TUTTI_ASSIGN_OR_RETURN(bool r, ReadSome(s, sink));
     moved = moved || r;
     if (closed_) return true;
   }
-  if (!sent_.empty()) {
-    std::vector<uint64_t> done;
-    done.swap(sent_);
-    for (uint64_t c : done) sink.OnSent(peer(), c);
-    moved = true;
-  }
+  moved = ReportSent(sink) || moved;  // frames the sink queued meanwhile
   return moved;
 }
 

@@ -59,7 +59,6 @@ class TcpConnection : public Connection {
 
   TcpOptions opts_;
   std::vector<Sock> socks_;
-  std::vector<uint64_t> sent_;
   std::vector<char> zeros_;  // stands in for released payloads (ReleaseBuffers)
   std::vector<char> discard_;
   // Header and payload bytes of queued frames not yet written whole (a frame that is only a

@@ -44,7 +44,7 @@ void TcpContext::Ready(std::vector<Connection*>* out) {
   }
   marks_.clear();
   for (Connection* c : conns_)
-    if (c->queued_bytes() > 0) marks_.push_back(c);
+    if (c->HasLocalWork()) marks_.push_back(c);
   // Room for every socket: level-triggered, so asking again would only repeat the same ones.
   const int n = epoll_wait(epfd_, events_.data(), static_cast<int>(events_.size()), 0);
   for (int i = 0; i < n; ++i) marks_.push_back(static_cast<Connection*>(events_[i].data.ptr));

@@ -237,6 +237,27 @@ TEST(TcpContext, AControlFrameLeftQueuedIsWork) {
   EXPECT_EQ(r, std::vector<Connection*>{pairs[3].a.get()});
 }
 
+TEST(TcpContext, AFrameSentButNotReportedIsWork) {
+  // A frame written whole at Enqueue leaves nothing queued, but its OnSent is still to be
+  // reported (a collective's eager send completes by it): the connection must be named.
+  std::vector<Pair> pairs;
+  for (int i = 0; i < 6; ++i) pairs.push_back(Connect(1));
+  TcpContext ctx;
+  for (Pair& p : pairs) ctx.Attach(p.a.get());
+  const std::string payload(64, 'p');
+  ASSERT_TRUE(pairs[2].a->Enqueue(MakeHeader(FrameType::kPost, 5, 64, 64, -3), payload.data(), 5).ok());
+  EXPECT_EQ(pairs[2].a->queued_bytes(), 0u);
+  std::vector<Connection*> r;
+  ctx.Ready(&r);
+  EXPECT_EQ(r, std::vector<Connection*>{pairs[2].a.get()});
+  RecordingSink sink;
+  ASSERT_TRUE(pairs[2].a->Progress(sink).ok());
+  EXPECT_EQ(sink.sent, std::vector<uint64_t>{5});
+  r.clear();
+  ctx.Ready(&r);
+  EXPECT_TRUE(r.empty());
+}
+
 TEST(TcpContext, FewConnectionsAreAllNamed) {
   std::vector<Pair> pairs;
   for (size_t i = 0; i < TcpContext::kPollEachUpTo; ++i) pairs.push_back(Connect(1));
