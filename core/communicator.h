@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/base/dtype.h"
+#include "core/coll/call_digest.h"
 #include "core/mem/mem_kind.h"
 #include "core/launch/launch_env.h"
 #include "core/p2p/engine.h"
@@ -314,6 +315,7 @@ class Communicator {
   std::shared_ptr<PlanCache> plans_;
   int split_count_ = 0;
   std::atomic<uint64_t> coll_seq_{0};  // read unclaimed only to name a call in a misuse error
+  CallTrail trail_;  // every collective call, in issue order (under the issue claim)
   std::shared_ptr<CollRegistry> colls_;
   std::shared_ptr<BufferPool> buffers_;
   std::shared_ptr<const CollConfig> coll_cfg_;

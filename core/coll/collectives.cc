@@ -8,6 +8,7 @@
 
 #include "algorithms/registry.h"
 #include "core/coll/buffer_pool.h"
+#include "core/coll/call_digest.h"
 #include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
@@ -25,12 +26,6 @@ using algo::Collective;
 using namespace coll_call;
 
 namespace {
-
-uint32_t Fnv1a(const std::string& s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
-  return h | 1u;  // never 0 (0 marks point-to-point messages)
-}
 
 // Keeps buffers a collective needs beyond the user's (copies, scaled inputs) alive.
 struct Temps {
@@ -60,7 +55,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
                (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
                (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
   // Everything the ranks must agree on; the sequence number is in the messages' tags.
-  plan->sig = Fnv1a(std::string(plan->name) + "(" + plan->desc + ")/" + std::to_string(nchannels) + "/" +
+  plan->sig = CallSignature(std::string(plan->name) + "(" + plan->desc + ")/" + std::to_string(nchannels) + "/" +
                     std::to_string(chunk_bytes) + (fused ? "/fused" : ""));
   algo::CollArgs args;
   args.coll = c.coll;
@@ -252,13 +247,14 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
     return claim;
   }
   const uint64_t seq = ++coll_seq_;
+  const uint32_t msg_sig = trail_.Next(plan->sig);
   // From here on the call has its sequence number, which the other ranks' calls share: a
   // failure now (out of memory, say) leaves them waiting for our messages, so it fails the
   // communicator and tells the peers why instead of letting them run into their timeout.
   Result<Work> started = [&]() -> Result<Work> {
     TUTTI_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(c, shape, *plan, seq));
     auto run = std::make_shared<CollectiveRun>(engine_, std::move(p.local), plan->schedule, p.bufs, std::move(p.scratch),
-                                               c.type, p.local_op, plan->sig, seq, label, std::move(p.extra), p.staging);
+                                               c.type, p.local_op, msg_sig, seq, label, std::move(p.extra), p.staging);
     TUTTI_RETURN_IF_ERROR(run->Validate());
     colls_->EndIssue(run);
     run->Advance();

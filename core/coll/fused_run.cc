@@ -68,6 +68,7 @@ Result<Work> Communicator::StartFused(const CollCall& c, const CallShape& shape,
     return claim;
   }
   const uint64_t seq = ++coll_seq_;
+  trail_.Next(plan->sig);  // no messages, but the trail counts every call
   const double timeout_s = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
   Status st = [&]() -> Status {
     TUTTI_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(c, shape, *plan, seq, /*staged=*/false));

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/coll/call_digest.h"
+
 namespace tutti {
 
 namespace {
@@ -76,16 +78,7 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
 
 uint32_t SlotChannel::Chain(const SlotDesc& call) {
   const uint32_t before = trail_;
-  // Each field folded in by a multiply-xorshift step: cheap, and every field moves every bit.
-  uint64_t h = (uint64_t{before} << 32) ^ 0x9e3779b97f4a7c15ull;
-  auto fold = [&h](uint64_t v) {
-    h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
-  };
-  fold(call.coll | uint64_t{call.type} << 8 | uint64_t{call.op} << 16 | uint64_t{static_cast<uint32_t>(call.root)} << 32);
-  fold(call.count);
-  fold(call.parts);
-  trail_ = static_cast<uint32_t>(h ^ (h >> 32));
+  trail_ = ChainDigest(before, {call.Head(), call.count, call.parts});
   return before;
 }
 

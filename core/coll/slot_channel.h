@@ -50,6 +50,10 @@ struct SlotDesc {
   // on two ranks when (but for a 2^-32 chance) all their earlier calls matched, also those in
   // which neither waited for the other's header.
   uint32_t trail = 0;
+  // coll, type, op and root in one word (what a digest of the call folds in with count and parts).
+  uint64_t Head() const {
+    return coll | uint64_t{type} << 8 | uint64_t{op} << 16 | uint64_t{static_cast<uint32_t>(root)} << 32;
+  }
   bool SameCall(const SlotDesc& o) const {
     return coll == o.coll && type == o.type && op == o.op && root == o.root && count == o.count &&
            part == o.part && parts == o.parts && fill == o.fill;

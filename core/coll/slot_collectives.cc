@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/coll/buffer_pool.h"
+#include "core/coll/call_digest.h"
 #include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/selector.h"
@@ -117,6 +118,9 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
     return claim;
   }
   p->seq = ++coll_seq_;  // (its units are reserved as its run is made, under the claim)
+  // The message trail counts slot calls too, so a difference here fails a later call by messages.
+  const SlotDesc d = SlotCallDesc(p->call, 0);
+  trail_.Next(ChainDigest(0, {d.Head(), d.count}));
   return OkStatus();
 }
 

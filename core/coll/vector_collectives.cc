@@ -9,6 +9,7 @@
 
 #include "algorithms/vector.h"
 #include "core/coll/buffer_pool.h"
+#include "core/coll/call_digest.h"
 #include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/executor.h"
@@ -18,12 +19,6 @@
 namespace tutti {
 
 namespace {
-
-uint32_t Signature(const std::string& s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
-  return h | 1u;  // never 0 (0 marks point-to-point messages)
-}
 
 algo::VBlocks ToVBlocks(const Communicator::Blocks& b) {
   if (!b.displs.empty()) return {b.counts, b.displs};
@@ -79,6 +74,8 @@ Result<Work> Communicator::StartVector(const VCall& c) {
     return claim;
   }
   const uint64_t seq = ++coll_seq_;
+  const uint32_t sig =
+      trail_.Next(CallSignature(std::string(c.name) + "/" + DataTypeName(c.type) + "/" + (c.reduces ? RedOpName(c.op) : "-")));
   Result<Work> started = [&]() -> Result<Work> {
     TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, buffers_->Get(c.schedule->scratch_count * elem));
     // premul_sum: this rank's input scaled into a private copy first; avg: the sum divided by the
@@ -96,8 +93,6 @@ Result<Work> Communicator::StartVector(const VCall& c) {
     }
     const RedOp run_op = !c.reduces ? RedOp::kSum : (c.op == RedOp::kAvg || c.op == RedOp::kPremulSum) ? RedOp::kSum : c.op;
     const CollBuffers bufs{send, static_cast<char*>(c.recv), c.in_count, c.out_count};
-    const uint32_t sig = Signature(std::string(c.name) + "/" + DataTypeName(c.type) + "/" +
-                                   (c.reduces ? RedOpName(c.op) : "-"));
     auto run = std::make_shared<CollectiveRun>(engine_, local_, c.schedule, bufs, std::move(scratch), c.type, run_op,
                                                sig, seq, label, std::move(extra));
     TUTTI_RETURN_IF_ERROR(run->Validate());
