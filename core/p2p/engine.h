@@ -13,7 +13,13 @@
 //    One-sided copies are posted to the connection and carried out by whichever thread polls,
 //    outside the engine's lock; their ends come back through OnAccessDone.
 // A send therefore completes once the receiver has matched it, so a size mismatch is reported on
-// both sides. Messages between two ranks with the same tag are matched in the order sent.
+// both sides. The exception are eager collective messages (sig != 0), which go as POST: the send
+// completes once its bytes are out of the buffer (OnSent), as MPI's eager sends do, which saves a
+// round trip per step; the receiver answers only a mismatch (NACK, which fails the sender's
+// communicator if its send completed already) and returns the bytes it held in batches (CREDIT).
+// A collective mismatch whose messages nobody receives is found by the next call that exchanges
+// messages: signatures fold in every earlier call (core/coll/call_digest.h). Messages between
+// two ranks with the same tag are matched in the order sent.
 #pragma once
 
 #include <condition_variable>
@@ -43,7 +49,7 @@ struct EngineOptions {
   int size = 1;
   double timeout_s = 300;
   size_t eager_limit = 64 << 10;
-  size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer
+  size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer (POST: payload + header)
   int spin_us = 50;
   int yield_us = 2000;  // after spinning, poll while yielding the core until this
   // A peer from which nothing (not even a heartbeat) arrived for this long is declared dead:
@@ -177,6 +183,7 @@ class P2PEngine : public FrameSink {
     std::shared_ptr<Incoming> cur_in;
     std::string cur_descriptor;
     size_t eager_inflight = 0;
+    uint64_t credit_owed = 0;  // bytes of the peer's POST frames we no longer hold, not yet returned
     bool one_sided_ok = false;  // a one-sided read from this peer has worked
     std::unordered_map<uint64_t, PendingAccess> accesses;  // posted one-sided copies, by cookie
     std::deque<std::shared_ptr<Op>> deferred;  // sends waiting for a lazy connection, in order
@@ -214,6 +221,9 @@ class P2PEngine : public FrameSink {
   void SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg,
                          const std::string* payload = nullptr);
   void AddReceivedLocked(Peer& p, std::shared_ptr<Op> op, uint64_t bytes);
+  // An eager message (DATA or POST, `bytes` of payload) was taken by a receive: ACK, or credit.
+  void ConsumedEagerLocked(Peer& p, FrameType type, uint64_t id, uint64_t bytes);
+  Status OnCreditLocked(Peer& p, int peer, const FrameHeader& h);
   void StartBulkLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t from, const std::string& desc);
   void PumpStreamingLocked(Peer& p);
   // OnFrame by frame type.

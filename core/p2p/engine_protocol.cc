@@ -30,14 +30,19 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   h.id = op->msg_id;
   h.arg = op->size;
   size_t eager_max = std::min(opts_.eager_limit, p.conn->max_payload());
+  // Collective messages go without ACK; they cost the receiver their header too (a queue of
+  // empty messages is not free).
+  const bool post = op->sig != 0;
+  const uint64_t cost = post ? op->size + kFrameHeaderSize : op->size;
   Status st;
-  if (op->size <= eager_max && p.eager_inflight + op->size <= opts_.eager_budget) {
+  if (op->size <= eager_max && p.eager_inflight + cost <= opts_.eager_budget) {
     op->eager = true;
-    p.eager_inflight += op->size;
-    h.type = FrameType::kData;
+    op->post = post;
+    p.eager_inflight += cost;
+    h.type = post ? FrameType::kPost : FrameType::kData;
     h.payload_len = op->size;
-    p.sends[op->msg_id] = op;
-    st = p.conn->Enqueue(h, op->buf, 0);
+    p.sends[op->msg_id] = op;  // until OnSent (POST: the cookie is the id) or the ACK
+    st = p.conn->Enqueue(h, op->buf, post ? op->msg_id : 0);
   } else {
     op->exposed = op->size > 0 ? p.conn->Expose(op->buf, op->size) : nullptr;
     const std::string* desc = op->exposed ? &op->exposed->descriptor() : nullptr;
@@ -56,7 +61,8 @@ bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_
   std::string what = sig != op->sig
                          ? " matched a message of a different collective call on rank " + std::to_string(op->peer) +
                                " (signature " + std::to_string(sig) + ", expected " + std::to_string(op->sig) +
-                               "): ranks called different collectives, counts, types, ops or roots in the same position"
+                               "): ranks called different collectives, counts, types, ops or roots in this call "
+                               "or an earlier one"
                          : " matched a send of " + std::to_string(size) + " bytes: sizes differ";
   Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + what));
   if (p.closed.ok()) {
@@ -83,7 +89,21 @@ void P2PEngine::MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::s
   }
   if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
   Complete(op, OkStatus());
-  if (p.closed.ok()) SendControlLocked(p, FrameType::kAck, in->id, 0);
+  ConsumedEagerLocked(p, in->type, in->id, in->size);
+}
+
+void P2PEngine::ConsumedEagerLocked(Peer& p, FrameType type, uint64_t id, uint64_t bytes) {
+  if (!p.closed.ok()) return;
+  if (type != FrameType::kPost) {
+    SendControlLocked(p, FrameType::kAck, id, 0);
+    return;
+  }
+  // Credit goes back in batches, a quarter of the budget at a time: the sender's room never
+  // falls below three quarters of it for messages this rank has taken.
+  p.credit_owed += bytes + kFrameHeaderSize;
+  if (p.credit_owed < std::max<size_t>(opts_.eager_budget / 4, 1)) return;
+  SendControlLocked(p, FrameType::kCredit, 0, p.credit_owed);
+  p.credit_owed = 0;
 }
 
 void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t size, const std::string& desc) {
@@ -228,14 +248,15 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
   p.last_heard = std::chrono::steady_clock::now();
   switch (h.type) {
-    case FrameType::kData: {
+    case FrameType::kData:
+    case FrameType::kPost: {
       if (std::shared_ptr<Op> op = TakePostedLocked(p, peer, h.tag)) {
         if (!CheckMatchLocked(p, op, h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
         p.cur_op = op;
         return static_cast<void*>(op->buf);
       }
       auto in = std::make_shared<Incoming>();
-      in->type = FrameType::kData;
+      in->type = h.type;
       in->id = h.id;
       in->tag = h.tag;
       in->sig = h.sig;
@@ -273,7 +294,9 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
 Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
   switch (h.type) {
-    case FrameType::kData: return OnDataLocked(p, peer, h);
+    case FrameType::kData:
+    case FrameType::kPost: return OnDataLocked(p, peer, h);
+    case FrameType::kCredit: return OnCreditLocked(p, peer, h);
     case FrameType::kRts: return OnRtsLocked(p, peer, h);
     case FrameType::kBulk: return OnBulkLocked(p, peer, h);
     case FrameType::kDone: return OnDoneLocked(p, peer, h);
@@ -290,7 +313,7 @@ Status P2PEngine::OnDataLocked(Peer& p, int peer, const FrameHeader& h) {
   if (p.cur_op) {
     Complete(p.cur_op, OkStatus());
     p.cur_op.reset();
-    SendControlLocked(p, FrameType::kAck, h.id, 0);
+    ConsumedEagerLocked(p, h.type, h.id, h.payload_len);
   } else if (p.cur_in) {
     std::shared_ptr<Incoming> in = std::move(p.cur_in);
     in->complete = true;
@@ -298,9 +321,19 @@ Status P2PEngine::OnDataLocked(Peer& p, int peer, const FrameHeader& h) {
       std::shared_ptr<Op> op = std::move(in->waiting);
       if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
       Complete(op, OkStatus());
-      SendControlLocked(p, FrameType::kAck, h.id, 0);
+      ConsumedEagerLocked(p, h.type, h.id, h.payload_len);
     }
   }
+  return OkStatus();
+}
+
+Status P2PEngine::OnCreditLocked(Peer& p, int peer, const FrameHeader& h) {
+  if (h.arg > p.eager_inflight) {
+    if (!failed_.ok()) return OkStatus();  // the budget was reset at the failure
+    return ProtocolError("CREDIT for " + std::to_string(h.arg) + " bytes from " + R(peer) + ", but only " +
+                         std::to_string(p.eager_inflight) + " are in flight to it");
+  }
+  p.eager_inflight -= h.arg;
   return OkStatus();
 }
 
@@ -344,6 +377,14 @@ Status P2PEngine::OnDoneLocked(Peer& p, int peer, const FrameHeader& h) {
 Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
   auto it = p.sends.find(h.id);
   if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
+  if (it == p.sends.end() && h.type == FrameType::kNack && h.sig != 0 && h.id > 0 && h.id < p.next_id) {
+    // A POST whose send completed when it was sent: the call it belonged to (maybe finished)
+    // did not match the peer's, so nothing this communicator does from here can be trusted.
+    FailAllLocked(MismatchError(R(opts_.rank) + ": a collective message sent to rank " + std::to_string(peer) +
+                                " was matched by a receive of a different collective call there: ranks called "
+                                "different collectives, counts, types, ops or roots in this call or an earlier one"));
+    return OkStatus();
+  }
   if (it == p.sends.end())
     return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
                          std::to_string(h.id) + " from " + R(peer));
@@ -352,7 +393,7 @@ Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
     return ProtocolError("second CTS for message " + std::to_string(h.id) + " from " + R(peer));
   if (h.type != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
   op->matched = true;
-  if (op->eager && h.type != FrameType::kCts) p.eager_inflight -= op->size;
+  if (op->eager && !op->post && h.type != FrameType::kCts) p.eager_inflight -= op->size;
   if (h.type == FrameType::kAck) {
     Complete(op, OkStatus());
   } else if (h.type == FrameType::kNack) {
@@ -361,7 +402,7 @@ Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
                      (h.sig != op->sig ? " was matched by a receive of a different collective call on rank " +
                                              std::to_string(peer) +
                                              ": ranks called different collectives, counts, types, ops or "
-                                             "roots in the same position"
+                                             "roots in this call or an earlier one"
                                        : " was matched by a recv of " + std::to_string(h.arg) + " bytes on rank " +
                                              std::to_string(peer) + ": sizes differ")));
   } else if (op->eager) {
@@ -392,7 +433,7 @@ Status P2PEngine::OnCloseLocked(Peer& p, int peer, const FrameHeader& h) {
   FailPeerOpsLocked(p, p.closed);
   for (auto& [tag, q] : unexpected)
     for (auto& in : q)
-      if (in->type == FrameType::kData && in->complete) p.unexpected[tag].push_back(in);
+      if (in->type != FrameType::kRts && in->complete) p.unexpected[tag].push_back(in);
   // An any-source receive can still match what arrived, or a rank that is still here.
   bool open = false;
   for (int i = 0; i < opts_.size; ++i)
@@ -401,8 +442,15 @@ Status P2PEngine::OnCloseLocked(Peer& p, int peer, const FrameHeader& h) {
   return OkStatus();
 }
 
+// Only POST frames carry a cookie (their message id); every other send completes on the
+// receiver's answer, which also proves the bytes arrived.
 void P2PEngine::OnSent(int peer, uint64_t cookie) {
-  // Completion is driven by the receiver's ACK, which also proves the bytes arrived.
+  Peer& p = peers_[peer];
+  auto it = p.sends.find(cookie);
+  if (it == p.sends.end() || !it->second->post) return;  // answered by a NACK, or failed meanwhile
+  std::shared_ptr<Op> op = std::move(it->second);
+  p.sends.erase(it);
+  Complete(op, OkStatus());
 }
 
 }  // namespace tutti

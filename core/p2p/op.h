@@ -24,7 +24,8 @@ struct Op {
   char* buf = nullptr;    // the user's buffer (const for sends)
   size_t size = 0;
   uint64_t msg_id = 0;    // the sender's message id (sends: ours; recvs: once matched)
-  bool eager = false;     // send: went as DATA (counts against the eager budget)
+  bool eager = false;     // send: went as DATA or POST (counts against the eager budget)
+  bool post = false;      // send: went as POST (done when sent; the budget comes back as CREDIT)
   bool matched = false;   // recv: paired with a message; send: the receiver answered
   size_t bytes_done = 0;  // recv: bulk bytes arrived; send: bulk bytes enqueued
   // The buffer as exposed to the peer for one-sided access (send: for the receiver to read;
