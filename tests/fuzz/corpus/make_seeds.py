@@ -58,7 +58,7 @@ store_client = {
 }
 
 # --- transport frames (transport/frame.h) ---
-DATA, RTS, CTS, BULK, ACK, NACK, CLOSE, DONE = range(1, 9)
+DATA, RTS, CTS, BULK, ACK, NACK, CLOSE, DONE, PING, POST, CREDIT = range(1, 12)
 
 
 def frame_header(typ, tag=0, sig=0, fid=0, arg=0, plen=0, magic=0x54555454):
@@ -70,7 +70,8 @@ frame_header_seeds = {
     "control": u64(65536) + frame_header(ACK, fid=1) + frame_header(NACK, fid=2, arg=16) + frame_header(DONE, fid=3, arg=8),
     "rts_cts_close": u64(4096) + frame_header(RTS, 1, 5, 9, 1 << 20, 24) + frame_header(CTS, fid=9, plen=0) + frame_header(CLOSE, plen=12),
     "bulk_over_limit": u64(16) + frame_header(BULK, fid=4, arg=0, plen=17),
-    "bad": u64(2**63) + frame_header(9) + frame_header(DATA, magic=0),
+    "bad": u64(2**63) + frame_header(12) + frame_header(DATA, magic=0),
+    "post_credit": u64(65536) + frame_header(POST, -3, 77, 2, 16, 16) + frame_header(CREDIT, arg=4096) + frame_header(PING),
 }
 
 
