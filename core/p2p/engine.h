@@ -40,6 +40,11 @@ namespace tutti {
 // Messages from this size up are copied by both sides at once when one-sided access works.
 constexpr uint64_t kSplitCopyMin = 1 << 20;
 
+// What a POST costs the eager budget beyond its payload: about what holding it unexpected costs
+// the receiver (header, record, queue), so that a sender running ahead (a broadcast's root) with
+// tiny messages is held to a few MiB at the receiver, not to 4 MiB of payload.
+constexpr uint64_t kPostOverhead = 256;
+
 // PostRecv's peer for a receive that takes a message from whichever rank sends one first (MPI's
 // MPI_ANY_SOURCE); the op's `peer` says who once it matched. User tags only.
 inline constexpr int kAnySource = -1;
@@ -49,7 +54,7 @@ struct EngineOptions {
   int size = 1;
   double timeout_s = 300;
   size_t eager_limit = 64 << 10;
-  size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer (POST: payload + header)
+  size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer (POST: + kPostOverhead)
   int spin_us = 50;
   int yield_us = 2000;  // after spinning, poll while yielding the core until this
   // A peer from which nothing (not even a heartbeat) arrived for this long is declared dead:

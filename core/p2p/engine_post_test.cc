@@ -88,10 +88,11 @@ TEST_P(EnginePost, APointToPointSendStillWaitsForItsReceive) {
 }
 
 TEST_P(EnginePost, TheBudgetBoundsWhatTheReceiverHoldsAndComesBackAsCredit) {
-  // 1000 bytes of budget; a 100-byte POST costs 140 (its header counts): 7 fit. The 8th goes
+  // A 100-byte POST costs c = 100 + kPostOverhead; a budget of 7c + 50 lets 7 go. The 8th goes
   // as RTS and waits for its receive; once the receiver took the messages, the credit it
-  // returned (in batches of 250) makes room for 6 more.
-  Start(/*eager_budget=*/1000);
+  // returned (in batches of a quarter of the budget, 2c each) makes room for 6 more.
+  const uint64_t c = 100 + kPostOverhead;
+  Start(/*eager_budget=*/7 * c + 50);
   std::vector<char> data(100, 5);
   std::vector<std::shared_ptr<Op>> sends;
   for (int i = 0; i < 8; ++i) sends.push_back(Send(data));
@@ -110,7 +111,7 @@ TEST_P(EnginePost, TheBudgetBoundsWhatTheReceiverHoldsAndComesBackAsCredit) {
     return true;
   }));
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(recvs[i]->status.ok() && got[i] == data) << i;
-  // Credit back: 7 * 140 taken, returned at 280, 560 and 840; 140 still owed, so 860 free.
+  // Credit back: 7c taken, 6c returned, c still owed, so 6c + 50 free.
   std::vector<std::shared_ptr<Op>> more;
   for (int i = 0; i < 6; ++i) more.push_back(Send(data));
   EXPECT_TRUE(DriveUntil(*a_, [&] {

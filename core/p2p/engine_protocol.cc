@@ -30,10 +30,9 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   h.id = op->msg_id;
   h.arg = op->size;
   size_t eager_max = std::min(opts_.eager_limit, p.conn->max_payload());
-  // Collective messages go without ACK; they cost the receiver their header too (a queue of
-  // empty messages is not free).
+  // Collective messages go without ACK (and cost the budget their bookkeeping too).
   const bool post = op->sig != 0;
-  const uint64_t cost = post ? op->size + kFrameHeaderSize : op->size;
+  const uint64_t cost = post ? op->size + kPostOverhead : op->size;
   Status st;
   if (op->size <= eager_max && p.eager_inflight + cost <= opts_.eager_budget) {
     op->eager = true;
@@ -100,7 +99,7 @@ void P2PEngine::ConsumedEagerLocked(Peer& p, FrameType type, uint64_t id, uint64
   }
   // Credit goes back in batches, a quarter of the budget at a time: the sender's room never
   // falls below three quarters of it for messages this rank has taken.
-  p.credit_owed += bytes + kFrameHeaderSize;
+  p.credit_owed += bytes + kPostOverhead;
   if (p.credit_owed < std::max<size_t>(opts_.eager_budget / 4, 1)) return;
   SendControlLocked(p, FrameType::kCredit, 0, p.credit_owed);
   p.credit_owed = 0;
