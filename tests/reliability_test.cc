@@ -131,6 +131,37 @@ TEST_P(Reliability, ThreadsTakingTurnsAreFine) {
   }, Opts());
 }
 
+// Small collective sends complete without waiting for their receiver, so a broadcast's root may
+// run ahead of a rank that is busy; what that rank holds meanwhile is bounded by the eager
+// budget (4 MiB per peer, each message counted with kPostOverhead), after which the root waits.
+TEST_P(Reliability, ARootRunningAheadIsHeldByTheEagerBudget) {
+  if (GetParam() != std::string("tcp")) GTEST_SKIP() << "small calls over shm take the slots";
+  constexpr int kCalls = 30000;
+  constexpr size_t kMaxHeld = (4u << 20) / (8 + kPostOverhead);
+  RunThreadRanks(2, [&](Communicator& c) {
+    float v[2] = {0, 0};
+    if (c.rank() == 0) {
+      for (int i = 0; i < kCalls; ++i) {
+        v[0] = static_cast<float>(i);
+        ASSERT_TRUE(c.Broadcast(v, v, 2, DataType::kFloat32, 0).ok()) << i;
+      }
+    } else {
+      // Busy for a while, but progressing: a receive nobody sends to, withdrawn at its timeout.
+      char b[4];
+      ASSERT_EQ(c.Recv(b, sizeof b, 0, 99, 0.5).code(), Code::kTimeout);
+      const size_t held = c.stats().tracked_messages;
+      EXPECT_GT(held, 1000u) << "the root did not run ahead";
+      EXPECT_LE(held, kMaxHeld + 16) << "the root ran ahead past the eager budget";
+      for (int i = 0; i < kCalls; ++i) {
+        ASSERT_TRUE(c.Broadcast(v, v, 2, DataType::kFloat32, 0).ok()) << i;
+        ASSERT_EQ(v[0], static_cast<float>(i));
+      }
+    }
+    ASSERT_TRUE(c.Barrier().ok());
+    ExpectIdle(c, "after the root ran ahead");
+  }, Opts());
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Reliability, ::testing::Values("shm", "tcp"));
 
 }  // namespace
