@@ -39,9 +39,8 @@ class CallTrail {
   // The signature the messages of a call with signature `call_sig` carry (never 0); advances the
   // trail past the call.
   uint32_t Next(uint32_t call_sig) {
-    const uint32_t msg_sig = ChainDigest(trail_, {call_sig}) | 1u;
-    trail_ = ChainDigest(trail_, {call_sig, 1});
-    return msg_sig;
+    trail_ = ChainDigest(trail_, {call_sig});
+    return trail_ | 1u;
   }
 
  private:

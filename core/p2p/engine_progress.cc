@@ -95,14 +95,7 @@ void P2PEngine::HeartbeatLocked(Clock::time_point now) {
 
 bool P2PEngine::Test(const std::shared_ptr<Op>& op) {
   if (op->done.load(std::memory_order_acquire)) return true;
-  {
-    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-    if (lock.owns_lock()) {
-      ProgressLocked();
-      CheckPeersLocked();
-    }
-  }
-  RunAccesses();
+  Poll();
   return op->done.load(std::memory_order_acquire);
 }
 
@@ -129,15 +122,7 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
     if (op->done.load(std::memory_order_acquire)) return op->status;
     if (aborted_.load())
       return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted during " + op->Describe());
-    bool moved = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-      if (lock.owns_lock()) {
-        moved = ProgressLocked();
-        CheckPeersLocked();
-      }
-    }
-    if (RunAccesses()) moved = true;
+    const bool moved = Poll();
     if (op->done.load(std::memory_order_acquire)) return op->status;
     auto now = Clock::now();
     if (now >= deadline) {
@@ -273,15 +258,7 @@ void P2PEngine::ProgressThreadMain() {
       }
       continue;
     }
-    bool moved = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-      if (lock.owns_lock()) {
-        moved = ProgressLocked();
-        CheckPeersLocked();
-      }
-    }
-    if (RunAccesses()) moved = true;
+    const bool moved = Poll();
     nap_us = moved || background ? 20 : std::min(nap_us * 2, kMaxSleepUs);
   }
 }
