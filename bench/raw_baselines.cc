@@ -2,10 +2,14 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -85,6 +89,54 @@ Result<double> RawStream(int fd, size_t bytes, int iters, bool sender) {
     TUTTI_RETURN_IF_ERROR(Full(fd, &ack, 1, !sender));
   }
   return bytes * static_cast<double>(iters) / (NowSeconds() - t0);
+}
+
+struct SpinLines {
+  struct alignas(64) Line {
+    std::atomic<uint64_t> seq;
+    char data[8];
+  };
+  Line line[2];  // line[r]: what rank r receives
+};
+
+SpinLines* MapSpinLines() {
+  void* p = mmap(nullptr, sizeof(SpinLines), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return new (p) SpinLines();
+}
+
+Result<double> SpinPingPong(SpinLines* lines, int iters, bool initiator, double timeout_s) {
+  if (lines == nullptr) return InternalError("spin ping-pong: no shared page (mmap failed)");
+  SpinLines::Line& mine = lines->line[initiator ? 0 : 1];
+  SpinLines::Line& theirs = lines->line[initiator ? 1 : 0];
+  // Sequence numbers continue across calls: each call moves both lines forward by iters. Each
+  // process counts for itself (reading the line could see the peer's next call already).
+  static uint64_t done = 0;
+  const uint64_t base = done;
+  done += iters;
+  char small[8] = {};
+  auto await = [&](uint64_t want) -> Status {
+    const double give_up = NowSeconds() + timeout_s;
+    for (uint32_t n = 1; mine.seq.load(std::memory_order_acquire) < want; ++n)
+      if (n % 4096 == 0 && NowSeconds() > give_up) return TimeoutError("spin ping-pong: the other rank stopped answering");
+    memcpy(small, mine.data, 8);
+    return OkStatus();
+  };
+  auto put = [&](uint64_t seq) {
+    memcpy(theirs.data, small, 8);
+    theirs.seq.store(seq, std::memory_order_release);
+  };
+  double t0 = NowSeconds();
+  for (int i = 1; i <= iters; ++i) {
+    if (initiator) {
+      put(base + i);
+      TUTTI_RETURN_IF_ERROR(await(base + i));
+    } else {
+      TUTTI_RETURN_IF_ERROR(await(base + i));
+      put(base + i);
+    }
+  }
+  return (NowSeconds() - t0) / iters / 2;
 }
 
 }  // namespace tutti::bench

@@ -1,6 +1,6 @@
 // The baselines tutti's figures are compared with, measured by the same processes in the same
-// repetitions as tutti's own figures (so machine noise hits both alike): plain memcpy, and a raw
-// TCP loopback connection between the two ranks (8-byte ping-pong; a stream in which the receiver
+// repetitions as tutti's own figures (so machine noise hits both alike): plain memcpy, a spin
+// ping-pong through shared memory, and a raw TCP loopback connection between the two ranks (8-byte ping-pong; a stream in which the receiver
 // acknowledges each message with one byte, the same completion rule as tutti's send).
 #pragma once
 
@@ -21,6 +21,16 @@ Result<int> RawConnect(int port);
 
 // One-way seconds of an 8-byte ping-pong (`initiator` sends first).
 Result<double> RawPingPong(int fd, int iters, bool initiator);
+
+// The floor of a shared-memory ping-pong: two processes spinning on cache lines of a page they
+// both map (MAP_SHARED before the fork), each writing 8 bytes and a sequence number into the
+// other's line and spinning until its own line shows the next number; no library, no protocol.
+struct SpinLines;
+SpinLines* MapSpinLines();  // before the ranks are forked; never unmapped (a few bytes)
+// One-way seconds of `iters` round trips; both ranks call it with the same iters, each process
+// with one SpinLines (the sequence numbers it expects are counted per process). Gives up
+// (returns an error) when the peer has not answered for `timeout_s`.
+Result<double> SpinPingPong(SpinLines* lines, int iters, bool initiator, double timeout_s = 60);
 // Bytes/s of `iters` messages of `bytes`, each acknowledged by the receiver.
 Result<double> RawStream(int fd, size_t bytes, int iters, bool sender);
 

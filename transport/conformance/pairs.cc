@@ -66,6 +66,10 @@ Pair TcpPair(int nsocks) {
   auto got = (*l)->Accept(h0, {1}, DeadlineIn(10));
   t.join();
   if (!got.ok() || fds_b.empty()) return p;
+  // Tuned as TcpSetup tunes them (TCP_NODELAY above all: without it a lone small frame can
+  // wait for the peer's delayed ACK, tens of ms).
+  for (int fd : (*got)[1]) TuneSocket(fd, 0, 0);
+  for (int fd : fds_b) TuneSocket(fd, 0, 0);
   const int raw = dup(fds_b[0]);  // b's control socket, for the injector
   auto a = TcpConnection::Make(1, (*got)[1], TcpOptions{});
   auto b = TcpConnection::Make(0, fds_b, TcpOptions{});
