@@ -84,18 +84,18 @@ Status P2PEngine::failure() const {
 }
 
 Status P2PEngine::CheckPostable(int peer, const char* what, size_t bytes, int tag) const {
-  std::string op = std::string(what) + " of " + std::to_string(bytes) + " bytes";
+  // Every post passes here: the messages are built only when something is wrong.
+  const bool bad_peer = peer < 0 || peer >= opts_.size || peer == opts_.rank;
+  if (!bad_peer && !aborted_.load() && failed_.ok() && (peers_[peer].conn || connector_)) return OkStatus();
+  const std::string me = "rank " + std::to_string(opts_.rank);
+  const std::string op = std::string(what) + " of " + std::to_string(bytes) + " bytes";
   if (peer < 0 || peer >= opts_.size)
-    return InvalidArgument("rank " + std::to_string(opts_.rank) + ": " + op + " names rank " +
-                           std::to_string(peer) + ", outside 0.." + std::to_string(opts_.size - 1));
-  if (peer == opts_.rank)
-    return InvalidArgument("rank " + std::to_string(opts_.rank) + ": " + op + " to itself");
-  if (aborted_.load()) return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted");
+    return InvalidArgument(me + ": " + op + " names rank " + std::to_string(peer) + ", outside 0.." +
+                           std::to_string(opts_.size - 1));
+  if (peer == opts_.rank) return InvalidArgument(me + ": " + op + " to itself");
+  if (aborted_.load()) return AbortedError(me + ": communicator aborted");
   if (!failed_.ok()) return failed_;
-  const Peer& p = peers_[peer];
-  if (!p.conn && !connector_)
-    return InvalidUsage("rank " + std::to_string(opts_.rank) + ": no connection to rank " + std::to_string(peer));
-  return OkStatus();
+  return InvalidUsage(me + ": no connection to rank " + std::to_string(peer));
 }
 
 Result<std::shared_ptr<Op>> P2PEngine::PostSend(const void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
@@ -137,12 +137,12 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
         p.deferred.push_back(op);
       }
     } else {
-      if (std::shared_ptr<Incoming> in = PopFront(p.unexpected, tag)) {
+      if (std::shared_ptr<Incoming> in = p.unexpected.PopFront(tag)) {
         MatchLocked(p, op, in);
       } else if (!p.closed.ok()) {
         Complete(op, p.closed.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
       } else {
-        p.posted[tag].push_back(op);
+        p.posted.Push(tag, op);
       }
     }
     TUTTI_LOG(Trace, P2P, "posted %s", op->Describe().c_str());
@@ -176,19 +176,19 @@ Result<std::shared_ptr<Op>> P2PEngine::PostAnySourceRecv(void* buf, size_t bytes
     if (i == opts_.rank) continue;
     const Peer& p = peers_[i];
     open = open || p.closed.ok();
-    auto it = p.unexpected.find(tag);
-    if (it != p.unexpected.end() && it->second.front()->arrival < first) {
-      first = it->second.front()->arrival;
+    const std::shared_ptr<Incoming>* early = p.unexpected.Front(tag);
+    if (early && (*early)->arrival < first) {
+      first = (*early)->arrival;
       from = i;
     }
   }
   if (from >= 0) {
     op->peer = from;
-    MatchLocked(peers_[from], op, PopFront(peers_[from].unexpected, tag));
+    MatchLocked(peers_[from], op, peers_[from].unexpected.PopFront(tag));
   } else if (!open) {
     Complete(op, RemoteError(me + ": " + op->Describe() + ": every other rank has closed its communicator"));
   } else {
-    any_posted_[tag].push_back(op);
+    any_posted_.Push(tag, op);
   }
   TUTTI_LOG(Trace, P2P, "posted %s", op->Describe().c_str());
   ProgressLocked();
@@ -196,25 +196,27 @@ Result<std::shared_ptr<Op>> P2PEngine::PostAnySourceRecv(void* buf, size_t bytes
 }
 
 std::shared_ptr<Op> P2PEngine::TakePostedLocked(Peer& p, int peer, int tag) {
-  auto mine = p.posted.find(tag);
-  if (any_posted_.empty()) return mine == p.posted.end() ? nullptr : PopFront(p.posted, tag);
-  auto any = any_posted_.find(tag);
-  if (any == any_posted_.end()) return mine == p.posted.end() ? nullptr : PopFront(p.posted, tag);
-  if (mine != p.posted.end() && mine->second.front()->seq < any->second.front()->seq) return PopFront(p.posted, tag);
-  std::shared_ptr<Op> op = PopFront(any_posted_, tag);
+  if (any_posted_.empty()) return p.posted.PopFront(tag);
+  const std::shared_ptr<Op>* any = any_posted_.Front(tag);
+  if (!any) return p.posted.PopFront(tag);
+  const std::shared_ptr<Op>* mine = p.posted.Front(tag);
+  if (mine && (*mine)->seq < (*any)->seq) return p.posted.PopFront(tag);
+  std::shared_ptr<Op> op = any_posted_.PopFront(tag);
   op->peer = peer;
   return op;
 }
 
 void P2PEngine::AddUnexpectedLocked(Peer& p, std::shared_ptr<Incoming> in) {
   in->arrival = next_arrival_++;
-  p.unexpected[in->tag].push_back(std::move(in));
+  const int tag = in->tag;
+  p.unexpected.Push(tag, std::move(in));
 }
 
 void P2PEngine::FailAnySourceLocked(const Status& why) {
-  for (auto& [tag, q] : any_posted_)
-    for (auto& op : q) Complete(op, why.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
-  any_posted_.clear();
+  any_posted_.ForEach([&](int, const std::shared_ptr<Op>& op) {
+    Complete(op, why.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
+  });
+  any_posted_.Clear();
 }
 
 void P2PEngine::Complete(const std::shared_ptr<Op>& op, Status st) {
@@ -232,10 +234,8 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
   for (auto& [id, op] : p.sends) fail(op);
   for (auto& [id, op] : p.bulk_recvs) fail(op);
   for (auto& op : p.streaming) fail(op);
-  for (auto& [tag, q] : p.posted)
-    for (auto& op : q) fail(op);
-  for (auto& [tag, q] : p.unexpected)
-    for (auto& in : q) fail(in->waiting);
+  p.posted.ForEach([&](int, const std::shared_ptr<Op>& op) { fail(op); });
+  p.unexpected.ForEach([&](int, const std::shared_ptr<Incoming>& in) { fail(in->waiting); });
   fail(p.cur_op);
   if (p.cur_in) fail(p.cur_in->waiting);
   for (auto& op : p.deferred) fail(op);
@@ -250,7 +250,7 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
   p.sends.clear();
   p.bulk_recvs.clear();
   p.streaming.clear();
-  p.posted.clear();
+  p.posted.Clear();
   p.cur_op.reset();
   p.cur_in.reset();
   p.eager_inflight = 0;
@@ -265,7 +265,7 @@ void P2PEngine::FailAllLocked(const Status& why) {
   FailAnySourceLocked(why);
   for (Peer& p : peers_) {
     FailPeerOpsLocked(p, why);
-    p.unexpected.clear();
+    p.unexpected.Clear();
     // The failed operations' owners may free their buffers now; nothing queued may read them.
     if (p.conn) p.conn->ReleaseBuffers();
   }
@@ -311,9 +311,9 @@ std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) cons
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<int> out;
   for (size_t i = 0; i < peers_.size(); ++i) {
-    auto it = peers_[i].unexpected.find(tag);
-    if (it == peers_[i].unexpected.end()) continue;
-    for (const auto& in : it->second)
+    const TagQueues<Incoming>::Queue* q = peers_[i].unexpected.Find(tag);
+    if (!q) continue;
+    for (const auto& in : *q)
       if (in->sig != sig) {
         out.push_back(static_cast<int>(i));
         break;
@@ -328,12 +328,11 @@ P2PEngine::Stats P2PEngine::stats() const {
   st.pending_ops = static_cast<size_t>(std::max(0, pending_.load()));
   for (const Peer& p : peers_) {
     st.tracked += p.sends.size() + p.bulk_recvs.size() + p.streaming.size() + p.deferred.size() + p.accesses.size();
-    st.tag_queues += p.posted.size() + p.unexpected.size();
-    for (const auto& [tag, q] : p.posted) st.tracked += q.size();
-    for (const auto& [tag, q] : p.unexpected) st.tracked += q.size();
+    st.tag_queues += p.posted.tags() + p.unexpected.tags();
+    st.tracked += p.posted.items() + p.unexpected.items();
   }
-  st.tag_queues += any_posted_.size();
-  for (const auto& [tag, q] : any_posted_) st.tracked += q.size();
+  st.tag_queues += any_posted_.tags();
+  st.tracked += any_posted_.items();
   return st;
 }
 

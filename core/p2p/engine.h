@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/p2p/op.h"
+#include "core/p2p/tag_queues.h"
 #include "transport/context.h"
 #include "transport/transport.h"
 
@@ -181,8 +182,8 @@ class P2PEngine : public FrameSink {
     std::unordered_map<uint64_t, std::shared_ptr<Op>> sends;  // awaiting CTS or ACK/NACK
     std::unordered_map<uint64_t, std::shared_ptr<Op>> bulk_recvs;
     std::deque<std::shared_ptr<Op>> streaming;  // cleared to send, pieces left to queue
-    std::unordered_map<int, std::deque<std::shared_ptr<Op>>> posted;
-    std::unordered_map<int, std::deque<std::shared_ptr<Incoming>>> unexpected;
+    TagQueues<Op> posted;
+    TagQueues<Incoming> unexpected;
     // The DATA/RTS frame being received now (socket 0 / the ring deliver them one at a time).
     std::shared_ptr<Op> cur_op;
     std::shared_ptr<Incoming> cur_in;
@@ -197,17 +198,6 @@ class P2PEngine : public FrameSink {
     Status closed;  // set when the peer said CLOSE
   };
 
-  // Removes and returns the first element queued under `tag` (nullptr if none); a queue that
-  // becomes empty is erased, so tags that are used once (collectives) leave nothing behind.
-  template <typename T>
-  static std::shared_ptr<T> PopFront(std::unordered_map<int, std::deque<std::shared_ptr<T>>>& queues, int tag) {
-    auto it = queues.find(tag);
-    if (it == queues.end()) return nullptr;
-    std::shared_ptr<T> front = std::move(it->second.front());
-    it->second.pop_front();
-    if (it->second.empty()) queues.erase(it);
-    return front;
-  }
   Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig);
   Result<std::shared_ptr<Op>> PostAnySourceRecv(void* buf, size_t bytes, int tag);
   // The receive a message from p (peer) with `tag` goes to: the earlier posted of p's first
@@ -269,7 +259,7 @@ class P2PEngine : public FrameSink {
   uint64_t next_seq_ = 1;
   uint64_t next_arrival_ = 1;               // Incoming::arrival
   // Any-source receives not matched yet, by tag, in the order posted.
-  std::unordered_map<int, std::deque<std::shared_ptr<Op>>> any_posted_;
+  TagQueues<Op> any_posted_;
   uint64_t next_cookie_ = 1;                // one-sided accesses
   std::atomic<int> accesses_posted_{0};     // posted and not yet reported
   std::chrono::steady_clock::time_point last_check_;

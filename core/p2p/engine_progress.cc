@@ -52,7 +52,7 @@ bool P2PEngine::ProgressLocked() {
 }
 
 void P2PEngine::CheckPeersLocked() {
-  auto now = Clock::now();
+  auto now = CoarseNow();  // on every progress pass: the cheap clock
   if (now - last_check_ < kPeerCheckInterval) return;
   last_check_ = now;
   for (size_t i = 0; i < peers_.size(); ++i) {
@@ -109,6 +109,7 @@ bool P2PEngine::RunAccesses() {
 }
 
 Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
+  if (op->done.load(std::memory_order_acquire)) return op->status;  // finished while it was posted
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
@@ -130,7 +131,7 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
       if (op->done.load()) return op->status;
       return TimeoutLocked(op, std::chrono::duration<double>(now - start).count());
     }
-    waiter.Pause(moved);
+    waiter.Pause(moved, now);
   }
 }
 
@@ -139,27 +140,13 @@ Status P2PEngine::TimeoutLocked(const std::shared_ptr<Op>& op, double waited_s) 
   snprintf(secs, sizeof(secs), "%.3g", waited_s);
   std::string what = "rank " + std::to_string(opts_.rank) + ": " + op->Describe() + " timed out after " + secs + " s";
   if (op->peer == kAnySource) {  // an any-source receive nothing matched: withdrawn
-    if (auto q = any_posted_.find(op->tag); q != any_posted_.end()) {
-      for (auto it = q->second.begin(); it != q->second.end(); ++it)
-        if (*it == op) {
-          q->second.erase(it);
-          break;
-        }
-      if (q->second.empty()) any_posted_.erase(q);
-    }
+    any_posted_.Remove(op->tag, op);
     Complete(op, TimeoutError(what + ": no message with its tag arrived from any rank"));
     return op->status;
   }
   Peer& p = peers_[op->peer];
   if (op->kind == Op::Kind::kRecv && !op->matched) {
-    if (auto q = p.posted.find(op->tag); q != p.posted.end()) {
-      for (auto it = q->second.begin(); it != q->second.end(); ++it)
-        if (*it == op) {
-          q->second.erase(it);
-          break;
-        }
-      if (q->second.empty()) p.posted.erase(q);
-    }
+    p.posted.Remove(op->tag, op);
     Complete(op, TimeoutError(what + ": no matching send from rank " + std::to_string(op->peer) + " arrived"));
     return op->status;
   }

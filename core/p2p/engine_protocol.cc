@@ -3,6 +3,7 @@
 // against what this side expects before any byte is placed.
 #include <cstring>
 
+#include "core/base/deadline.h"
 #include "core/base/logging.h"
 #include "core/p2p/engine.h"
 
@@ -245,7 +246,7 @@ void P2PEngine::PumpStreamingLocked(Peer& p) {
 
 Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
-  p.last_heard = std::chrono::steady_clock::now();
+  p.last_heard = CoarseNow();  // per frame: the cheap clock (heartbeats count in seconds)
   switch (h.type) {
     case FrameType::kData:
     case FrameType::kPost: {
@@ -428,11 +429,11 @@ Status P2PEngine::OnCloseLocked(Peer& p, int peer, const FrameHeader& h) {
   }
   p.closed = RemoteError(R(peer) + " closed its communicator (destroyed or exited)");
   // Messages that already arrived stay receivable; everything else with this peer fails.
-  auto unexpected = std::move(p.unexpected);
+  TagQueues<Incoming> unexpected = p.unexpected.Take();
   FailPeerOpsLocked(p, p.closed);
-  for (auto& [tag, q] : unexpected)
-    for (auto& in : q)
-      if (in->type != FrameType::kRts && in->complete) p.unexpected[tag].push_back(in);
+  unexpected.ForEach([&](int tag, const std::shared_ptr<Incoming>& in) {
+    if (in->type != FrameType::kRts && in->complete) p.unexpected.Push(tag, in);
+  });
   // An any-source receive can still match what arrived, or a rank that is still here.
   bool open = false;
   for (int i = 0; i < opts_.size; ++i)

@@ -21,12 +21,14 @@ class Waiter {
     Reset();
   }
 
-  void Pause(bool moved) {
+  void Pause(bool moved) { Pause(moved, Clock::now()); }
+  // The same with the time the caller read already (one clock read per round of its loop).
+  void Pause(bool moved, std::chrono::steady_clock::time_point now) {
     if (moved) {
-      Reset();
+      Reset(now);
       return;
     }
-    auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since_).count();
+    auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - since_).count();
     if (waited < spin_us_) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
@@ -53,8 +55,8 @@ class Waiter {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void Reset() {
-    since_ = Clock::now();
+  void Reset(Clock::time_point now = Clock::now()) {
+    since_ = now;
     backoff_us_ = 1;
   }
   int spin_us_, yield_us_;
