@@ -133,6 +133,10 @@ MemInfo Communicator::MemoryOf(const void* p, size_t bytes) const {
   return SystemMemoryProbe().Probe(p);
 }
 
+bool Communicator::HostAccessible(const void* p, size_t bytes) const {
+  return p == nullptr || !DevicesPossible() || MemoryOf(p, bytes).host_accessible();
+}
+
 Status Communicator::CheckHostAccessible(const std::string& who, const char* which, const void* p,
                                          size_t bytes) const {
   if (p == nullptr || !DevicesPossible()) return OkStatus();
@@ -158,14 +162,14 @@ Status Communicator::AddToGroup(Result<Work> started, double timeout_s, const ch
 
 Status Communicator::Send(const void* buf, size_t bytes, int peer, int tag, double timeout_s) {
   if (InGroup()) return AddToGroup(ISend(buf, bytes, peer, tag), timeout_s, "send");
-  TUTTI_ASSIGN_OR_RETURN(Work w, ISend(buf, bytes, peer, tag));
-  return w.Wait(timeout_s);
+  TUTTI_ASSIGN_OR_RETURN(auto op, PostSendOp(buf, bytes, peer, tag));
+  return engine_->Wait(op, timeout_s);
 }
 
 Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, double timeout_s) {
   if (InGroup()) return AddToGroup(IRecv(buf, bytes, peer, tag), timeout_s, "recv");
-  TUTTI_ASSIGN_OR_RETURN(Work w, IRecv(buf, bytes, peer, tag));
-  return w.Wait(timeout_s);
+  TUTTI_ASSIGN_OR_RETURN(auto op, PostRecvOp(buf, bytes, peer, tag));
+  return engine_->Wait(op, timeout_s);
 }
 
 Result<int> Communicator::RecvAny(void* buf, size_t bytes, int tag, double timeout_s) {
@@ -192,23 +196,31 @@ Status Communicator::Recv(void* buf, size_t bytes, int peer, int tag, HostStream
 }
 
 Result<Work> Communicator::ISend(const void* buf, size_t bytes, int peer, int tag) {
-  if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
-  if (tag < 0) return InvalidArgument(R(rank_) + ": send with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
-  if (DevicesPossible())
-    TUTTI_RETURN_IF_ERROR(CheckHostAccessible(R(rank_) + ": send to rank " + std::to_string(peer), "send", buf, bytes));
-  TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostSend(buf, bytes, peer, tag));
+  TUTTI_ASSIGN_OR_RETURN(auto op, PostSendOp(buf, bytes, peer, tag));
   return Work(engine_, op);
 }
 
 Result<Work> Communicator::IRecv(void* buf, size_t bytes, int peer, int tag) {
+  TUTTI_ASSIGN_OR_RETURN(auto op, PostRecvOp(buf, bytes, peer, tag));
+  return Work(engine_, op);
+}
+
+Result<std::shared_ptr<Op>> Communicator::PostSendOp(const void* buf, size_t bytes, int peer, int tag) {
+  if (destroyed_) return InvalidUsage(R(rank_) + ": send on a destroyed communicator");
+  if (tag < 0) return InvalidArgument(R(rank_) + ": send with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
+  if (!HostAccessible(buf, bytes))  // (the message only when it is needed: this is every send)
+    return CheckHostAccessible(R(rank_) + ": send to rank " + std::to_string(peer), "send", buf, bytes);
+  return engine_->PostSend(buf, bytes, peer, tag);
+}
+
+Result<std::shared_ptr<Op>> Communicator::PostRecvOp(void* buf, size_t bytes, int peer, int tag) {
   if (destroyed_) return InvalidUsage(R(rank_) + ": recv on a destroyed communicator");
   if (tag < 0) return InvalidArgument(R(rank_) + ": recv with negative tag " + std::to_string(tag) + " (tags < 0 are reserved)");
-  if (DevicesPossible())
-    TUTTI_RETURN_IF_ERROR(CheckHostAccessible(
+  if (!HostAccessible(buf, bytes))
+    return CheckHostAccessible(
         R(rank_) + ": recv from " + (peer == kAnySource ? std::string("any rank") : "rank " + std::to_string(peer)),
-        "receive", buf, bytes));
-  TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(buf, bytes, peer, tag));
-  return Work(engine_, op);
+        "receive", buf, bytes);
+  return engine_->PostRecv(buf, bytes, peer, tag);
 }
 
 Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {

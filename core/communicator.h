@@ -300,9 +300,15 @@ class Communicator {
   // Queued stream work that has not run yet will find the communicator gone (waits for a
   // running one).
   void CloseStreamGate();
+  // A point-to-point call's checks and its post to the engine: for ISend/IRecv, and for the
+  // blocking Send/Recv, which wait on the op itself (no Work to allocate per call).
+  Result<std::shared_ptr<Op>> PostSendOp(const void* buf, size_t bytes, int peer, int tag);
+  Result<std::shared_ptr<Op>> PostRecvOp(void* buf, size_t bytes, int peer, int tag);
   // kInvalidArgument naming the call and buffer when [p, p+bytes) is memory the host path
   // cannot touch (CUDA device memory).
   Status CheckHostAccessible(const std::string& who, const char* which, const void* p, size_t bytes) const;
+  // What CheckHostAccessible accepts, without building its message (for per-call checks).
+  bool HostAccessible(const void* p, size_t bytes) const;
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::shared_ptr<Store> store_;

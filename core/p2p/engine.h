@@ -162,7 +162,7 @@ class P2PEngine : public FrameSink {
     int tag;
     uint64_t size;
     uint32_t sig = 0;
-    std::vector<char> data;  // DATA payload
+    std::string data;  // DATA/POST payload (a string: small ones fit inline, no allocation)
     std::string descriptor;  // RTS payload
     bool complete = false;
     std::shared_ptr<Op> waiting;  // a receive that matched it before the payload finished
