@@ -30,29 +30,60 @@ enum class Code {
 
 const char* CodeName(Code c);
 
+// An OK status is one null pointer: making, moving, returning and dropping it costs next to
+// nothing on the paths every call takes; an error holds its code and message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string msg) : code_(code), msg_(std::move(msg)) {}
+  // (An OK code makes an OK status: it carries no message.)
+  Status(Code code, std::string msg) {
+    if (code != Code::kOk) rep_ = new Rep{code, std::move(msg)};
+  }
+  Status(const Status& o) : rep_(o.rep_ != nullptr ? new Rep(*o.rep_) : nullptr) {}
+  Status(Status&& o) noexcept : rep_(o.rep_) { o.rep_ = nullptr; }  // (o is OK afterwards)
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      Rep* copy = o.rep_ != nullptr ? new Rep(*o.rep_) : nullptr;
+      delete rep_;
+      rep_ = copy;
+    }
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    if (this != &o) {
+      delete rep_;
+      rep_ = o.rep_;
+      o.rep_ = nullptr;
+    }
+    return *this;
+  }
+  ~Status() { delete rep_; }
 
-  bool ok() const { return code_ == Code::kOk; }
-  Code code() const { return code_; }
-  const std::string& message() const { return msg_; }
+  bool ok() const { return rep_ == nullptr; }
+  Code code() const { return rep_ != nullptr ? rep_->code : Code::kOk; }
+  const std::string& message() const { return rep_ != nullptr ? rep_->msg : NoMessage(); }
   std::string ToString() const {
     if (ok()) return "OK";
-    return std::string(CodeName(code_)) + ": " + msg_;
+    return std::string(CodeName(rep_->code)) + ": " + rep_->msg;
   }
   // Returns this status with "context: " in front of the message (no-op when OK).
   Status WithContext(const std::string& context) const {
     if (ok()) return *this;
-    return Status(code_, context + ": " + msg_);
+    return Status(rep_->code, context + ": " + rep_->msg);
   }
   Status WithBreadcrumb(const char* file, int line) const;
   void IgnoreError() const {}
 
  private:
-  Code code_ = Code::kOk;
-  std::string msg_;
+  struct Rep {
+    Code code;
+    std::string msg;
+  };
+  static const std::string& NoMessage() {
+    static const std::string empty;
+    return empty;
+  }
+  Rep* rep_ = nullptr;
 };
 
 inline Status OkStatus() { return Status(); }
@@ -115,7 +146,7 @@ inline const char* CodeName(Code c) {
 inline Status Status::WithBreadcrumb(const char* file, int line) const {
   if (ok()) return *this;
   const char* base = std::strrchr(file, '/');
-  return Status(code_, msg_ + " [" + (base ? base + 1 : file) + ":" + std::to_string(line) + "]");
+  return Status(rep_->code, rep_->msg + " [" + (base ? base + 1 : file) + ":" + std::to_string(line) + "]");
 }
 
 }  // namespace tutti
