@@ -5,6 +5,11 @@
 //                      executor (checks, plan lookup, buffers, run, Work) with nothing to send
 //   BM_AllReduceSlots  a whole 2-rank all_reduce through the slots, the ranks being two threads
 //   BM_AllReduceMsgs   the same as messages (algorithm ring over the shm transport)
+//   BM_SlotCallCpu     the CPU cost of a slot call on its own: both ranks of a 2-rank
+//                      communicator driven by one thread, a rooted call's sender first (it waits
+//                      for no one), then its receiver (whose data is there); per iteration one
+//                      call of each rank, so half the time is one call, with no waiting and no
+//                      line moving between cores
 // Run: bazel run -c opt //bench:coll_latency_bench (times per iteration; the 2-thread cases need
 // two free cores to mean anything).
 #include <benchmark/benchmark.h>
@@ -112,6 +117,51 @@ void BM_AllReduceSlots(benchmark::State& state) { AllReducePair(state, "slots");
 void BM_AllReduceMsgs(benchmark::State& state) { AllReducePair(state, "ring"); }
 BENCHMARK(BM_AllReduceSlots)->Arg(2)->Arg(256)->Arg(4096)->Iterations(50000);
 BENCHMARK(BM_AllReduceMsgs)->Arg(2)->Arg(256)->Arg(4096)->Iterations(5000);
+
+// The two communicators of a 2-rank world over shm (made by two threads, as init needs both).
+std::vector<std::unique_ptr<Communicator>> PairOnOneThread() {
+  auto store = std::make_shared<InMemoryStore>();
+  CommOptions o;
+  o.transport = "shm";
+  Result<std::unique_ptr<Communicator>> c1 = InvalidUsage("not made");
+  std::thread peer([&] { c1 = Communicator::Create(store, 1, 2, o); });
+  auto c0 = Communicator::Create(store, 0, 2, o);
+  peer.join();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  if (c0.ok() && c1.ok()) {
+    comms.push_back(std::move(*c0));
+    comms.push_back(std::move(*c1));
+  }
+  return comms;
+}
+
+// Arg: 0 broadcast (root 0, then rank 1), 1 reduce (rank 1, then root 0); 8 bytes.
+void BM_SlotCallCpu(benchmark::State& state) {
+  auto comms = PairOnOneThread();
+  if (comms.size() != 2) {
+    state.SkipWithError("could not make the communicators");
+    return;
+  }
+  const bool reduce = state.range(0) == 1;
+  float in[2] = {1, 2}, out[2] = {0, 0};
+  for (auto _ : state) {
+    Status a, b;
+    if (reduce) {
+      a = comms[1]->Reduce(in, out, 2, DataType::kFloat32, RedOp::kSum, 0);
+      b = comms[0]->Reduce(in, out, 2, DataType::kFloat32, RedOp::kSum, 0);
+    } else {
+      a = comms[0]->Broadcast(in, out, 2, DataType::kFloat32, 0);
+      b = comms[1]->Broadcast(in, out, 2, DataType::kFloat32, 0);
+    }
+    if (!a.ok() || !b.ok()) {
+      state.SkipWithError((a.ok() ? b : a).ToString().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetLabel(reduce ? "reduce, 2 calls" : "broadcast, 2 calls");
+}
+BENCHMARK(BM_SlotCallCpu)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace tutti

@@ -91,6 +91,8 @@ for n in ranks:
             for v in names:
                 ts = [t[s][0] for t in data[v] if s in t]
                 bs = [t[s][1] for t in data[v] if s in t]
-                cells.append(f"{statistics.median(ts):>12.1f} / {statistics.median(bs):>6.2f}" if ts else f"{'-':>24}")
+                m = statistics.median(ts) if ts else 0
+                tm = f"{m:>12.2f}" if m < 100 else f"{m:>12.1f}"  # (small calls differ by hundredths)
+                cells.append(f"{tm} / {statistics.median(bs):>6.2f}" if ts else f"{'-':>24}")
             print(f"{s:>12}" + "".join(f"{x:>24}" for x in cells))
 PY
