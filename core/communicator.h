@@ -73,6 +73,7 @@ class RegistrationCache;
 class SlotChannel;
 class FusedPath;
 class SlotRun;
+struct SlotCall;
 struct SlotWaitEnv;
 
 // Options of one collective call.
@@ -275,7 +276,8 @@ class Communicator {
   // Through the shared slots (core/coll/slot_collectives.cc).
   struct SlotPrep;
   bool TakesSlots(const CollCall& call, const CallShape& shape) const;
-  Result<SlotPrep> PrepareSlotCall(const CollCall& call, const CallShape& shape);
+  SlotCall SlotCallFor(const CollCall& call, const CallShape& shape) const;
+  Status PrepareSlotCall(const CollCall& call, const CallShape& shape, SlotPrep& p);
   Status ClaimSlotCall(SlotPrep* p);
   std::shared_ptr<SlotRun> EnqueueSlotRun(SlotPrep& p);
   SlotWaitEnv SlotEnv() const;

@@ -14,11 +14,11 @@ TEST(CallSignature, NeverZeroAndTellsCallsApart) {
 }
 
 TEST(ChainDigest, EveryFieldAndItsPositionCount) {
-  const uint32_t t = ChainDigest(0, {1, 2, 3});
-  EXPECT_EQ(t, ChainDigest(0, {1, 2, 3}));
-  EXPECT_NE(t, ChainDigest(0, {1, 2, 4}));
-  EXPECT_NE(t, ChainDigest(0, {2, 1, 3}));
-  EXPECT_NE(t, ChainDigest(1, {1, 2, 3}));
+  const uint32_t t = ChainDigest(0, 1, 2, 3);
+  EXPECT_EQ(t, ChainDigest(0, 1, 2, 3));
+  EXPECT_NE(t, ChainDigest(0, 1, 2, 4));
+  EXPECT_NE(t, ChainDigest(0, 2, 1, 3));
+  EXPECT_NE(t, ChainDigest(1, 1, 2, 3));
 }
 
 // Two ranks whose calls agree produce the same message signatures; once one call differed,

@@ -76,27 +76,9 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       writable_until_(0),
       agreed_(static_cast<size_t>(s.nranks), 0) {}
 
-uint32_t SlotChannel::Chain(const SlotDesc& call) {
-  const uint32_t before = trail_;
-  trail_ = ChainDigest(before, {call.Head(), call.count, call.parts});
-  return before;
-}
-
 uint64_t SlotChannel::AgreedWith(int peer) const { return agreed_[static_cast<size_t>(peer)]; }
 
 void SlotChannel::Agreed(int peer, uint64_t seq) { agreed_[static_cast<size_t>(peer)] = seq; }
-
-SlotChannel::Span SlotChannel::Place(uint32_t pos, uint64_t bytes) const {
-  const uint64_t need = std::max<uint64_t>(1, (bytes + shape_.unit_bytes - 1) / shape_.unit_bytes);
-  const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(need, static_cast<uint64_t>(shape_.round_units)));
-  const uint32_t units = static_cast<uint32_t>(shape_.units);
-  const uint32_t at = Slot(pos);
-  Span sp;
-  sp.start = pos;
-  sp.data = at + k > units ? pos + (units - at) : pos;
-  sp.end = sp.data + k - 1;
-  return sp;
-}
 
 bool SlotChannel::Writable(uint32_t s) {
   const uint32_t depth = static_cast<uint32_t>(shape_.units);
@@ -136,21 +118,6 @@ void SlotChannel::Publish(const Span& sp, const SlotDesc& d, bool wake) {
   for (uint32_t u = sp.start; u != sp.data; ++u) Put(u, d, true);
   for (uint32_t u = sp.data + 1; u != sp.end + 1; ++u) Put(u, d, true);
   if (wake) Wake();
-}
-
-SlotDesc SlotChannel::Desc(int peer, uint32_t s) const {
-  const SlotHeader* h = Header(peer, s);
-  SlotDesc d;
-  d.coll = h->coll;
-  d.type = h->type;
-  d.op = h->op;
-  d.root = h->root;
-  d.part = h->part;
-  d.count = h->count;
-  d.parts = h->parts;
-  d.trail = h->trail;
-  d.fill = h->fill != 0;
-  return d;
 }
 
 void SlotChannel::Finish(uint32_t u, bool wake) {

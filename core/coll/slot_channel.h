@@ -27,6 +27,7 @@
 //   line | per rank, per unit: data
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/coll/call_digest.h"
 
 namespace tutti {
 
@@ -95,14 +97,29 @@ class SlotChannel {
   uint64_t slot_bytes() const { return shape_.unit_bytes * static_cast<uint64_t>(shape_.round_units); }
 
   // Where a round of `bytes` (at most slot_bytes()) goes if placed at unit `pos`.
-  Span Place(uint32_t pos, uint64_t bytes) const;
+  Span Place(uint32_t pos, uint64_t bytes) const {
+    // (Inline, and no division for the usual round of one unit: every call places its rounds.)
+    const uint64_t need = bytes <= shape_.unit_bytes ? 1 : (bytes + shape_.unit_bytes - 1) / shape_.unit_bytes;
+    const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(need, static_cast<uint64_t>(shape_.round_units)));
+    const uint32_t units = static_cast<uint32_t>(shape_.units);
+    const uint32_t at = Slot(pos);
+    Span sp;
+    sp.start = pos;
+    sp.data = at + k > units ? pos + (units - at) : pos;
+    sp.end = sp.data + k - 1;
+    return sp;
+  }
   // The unit the next call's first round is placed at; Reserve(n) gives the call n units from
   // there on (in issue order, the issuing thread only).
   uint32_t next_unit() const { return next_unit_; }
   void Reserve(uint32_t n) { next_unit_ += n; }
   // The trail of the call being issued (its rounds' SlotDesc::trail), advancing the trail past
   // `call` (its description; part is ignored). Calls chain in issue order (the issuing thread).
-  uint32_t Chain(const SlotDesc& call);
+  uint32_t Chain(const SlotDesc& call) {
+    const uint32_t before = trail_;
+    trail_ = ChainDigest(before, call.Head(), call.count, call.parts);
+    return before;
+  }
   // The number of the last call in which this rank compared its call with `peer`'s and found
   // them equal (0: none yet), for messages about calls that diverged earlier. Under mu().
   uint64_t AgreedWith(int peer) const;
@@ -125,7 +142,20 @@ class SlotChannel {
   const char* PeerSlot(int peer, uint32_t u, uint64_t bytes) const {
     return bytes <= kInlineBytes ? Header(peer, u)->data : Data(peer, u);
   }
-  SlotDesc Desc(int peer, uint32_t u) const;
+  SlotDesc Desc(int peer, uint32_t u) const {
+    const SlotHeader* h = Header(peer, u);
+    SlotDesc d;
+    d.coll = h->coll;
+    d.type = h->type;
+    d.op = h->op;
+    d.root = h->root;
+    d.part = h->part;
+    d.count = h->count;
+    d.parts = h->parts;
+    d.trail = h->trail;
+    d.fill = h->fill != 0;
+    return d;
+  }
   // The last unit this rank finished; rounds finish in order, each at its last unit.
   uint32_t finished() const { return CtlOf(rank_)->done.load(std::memory_order_relaxed); }
   void Finish(uint32_t u, bool wake = true);

@@ -67,11 +67,16 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }
 
-Result<Communicator::SlotPrep> Communicator::PrepareSlotCall(const CollCall& c, const CallShape& s) {
-  SlotPrep p;
-  p.call = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
-                      s.need_out);
-  p.call.strict = strict_checks_;
+SlotCall Communicator::SlotCallFor(const CollCall& c, const CallShape& s) const {
+  SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
+                           s.need_out);
+  sc.strict = strict_checks_;
+  return sc;
+}
+
+// `p` holds the call (SlotCallFor): the rest is filled in here. (Made with its call rather than
+// default-made and then filled: zeroing it first cost more than the rest of this function.)
+Status Communicator::PrepareSlotCall(const CollCall& c, const CallShape& s, SlotPrep& p) {
   p.chunk = SlotChunk(p.call, size_, slots_->slot_bytes());
   if (p.chunk == 0)
     return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +
@@ -88,7 +93,7 @@ Result<Communicator::SlotPrep> Communicator::PrepareSlotCall(const CollCall& c, 
     std::memcpy(p.copy.get(), p.call.input, in_bytes);
     p.call.input = p.copy.get();
   }
-  return p;
+  return OkStatus();
 }
 
 SlotWaitEnv Communicator::SlotEnv() const {
@@ -117,10 +122,13 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
     engine_->FailAndNotify(claim);
     return claim;
   }
-  p->seq = ++coll_seq_;  // (its units are reserved as its run is made, under the claim)
+  // (Its units are reserved as its run is made, under the claim. Only the claim's holder writes
+  // the number: no read-modify-write needed.)
+  p->seq = coll_seq_.load(std::memory_order_relaxed) + 1;
+  coll_seq_.store(p->seq, std::memory_order_relaxed);
   // The message trail counts slot calls too, so a difference here fails a later call by messages.
   const SlotDesc d = SlotCallDesc(p->call, 0);
-  trail_.Next(ChainDigest(0, {d.Head(), d.count}));
+  trail_.Next(ChainDigest(0, d.Head(), d.count));
   return OkStatus();
 }
 
@@ -134,7 +142,8 @@ std::shared_ptr<SlotRun> Communicator::EnqueueSlotRun(SlotPrep& p) {
 }
 
 Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShape& s) {
-  TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
+  SlotPrep p{SlotCallFor(c, s)};
+  TUTTI_RETURN_IF_ERROR(PrepareSlotCall(c, s, p));
   TUTTI_RETURN_IF_ERROR(ClaimSlotCall(&p));
   std::shared_ptr<SlotRun> run = EnqueueSlotRun(p);
   SlotWaitEnv env = SlotEnv();
@@ -143,7 +152,8 @@ Result<Work> Communicator::StartSlotCollective(const CollCall& c, const CallShap
 }
 
 Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
-  TUTTI_ASSIGN_OR_RETURN(SlotPrep p, PrepareSlotCall(c, s));
+  SlotPrep p{SlotCallFor(c, s)};
+  TUTTI_RETURN_IF_ERROR(PrepareSlotCall(c, s, p));
   TUTTI_RETURN_IF_ERROR(ClaimSlotCall(&p));
   if (SlotRounds(p.call, p.chunk) == 0) {
     // Nothing to move (count 0): the call only joins the trail, in issue order, and is done.
@@ -157,7 +167,10 @@ Status Communicator::RunSlotCollective(const CollCall& c, const CallShape& s) {
   // Nothing else in flight: the run lives on this stack, and the issuing claim is held until it
   // ends (another thread's collective meanwhile is refused, naming this one), so this thread
   // alone drives it and the channel: it runs without the channel's lock.
-  SlotRun run(slots_, p.call, p.chunk, p.seq, std::move(p.copy));
+  // (The communicator holds the channel for the call's length: the run gets a pointer that owns
+  // nothing, which saves two atomic updates of the channel's use count per call.)
+  SlotRun run(std::shared_ptr<SlotChannel>(std::shared_ptr<SlotChannel>(), slots_.get()), p.call, p.chunk, p.seq,
+              std::move(p.copy));
   run.SetSolo();
   Status st = WaitSlotRun(run, SlotEnv(), c.opts->timeout_s);
   colls_->EndIssue(nullptr);

@@ -17,13 +17,8 @@ using algo::Collective;
 
 namespace {
 
-// Blocks of the per-rank count a rank writes per round: one, or one per rank.
-bool PerRankBlocks(Collective c) {
-  return c == Collective::kReduceScatter || c == Collective::kScatter || c == Collective::kAllToAll;
-}
-bool Reduces(Collective c) {
-  return c == Collective::kReduce || c == Collective::kAllReduce || c == Collective::kReduceScatter;
-}
+using slot_call::PerRankBlocks;
+using slot_call::Reduces;
 
 std::string DescText(const SlotDesc& d, bool with_round = true, const char* how = "", uint64_t seq = 0) {
   if (d.fill) {
@@ -48,20 +43,7 @@ std::string DescText(const SlotDesc& d, bool with_round = true, const char* how 
 
 }  // namespace
 
-uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes) {
-  if (c.coll == Collective::kBarrier || c.count == 0) return 1;
-  const uint64_t per = DataTypeSize(c.type) * (PerRankBlocks(c.coll) ? static_cast<uint64_t>(nranks) : 1);
-  return per == 0 ? 0 : slot_bytes / per;
-}
-
-uint32_t SlotRounds(const SlotCall& c, uint64_t chunk) {
-  if (c.coll == Collective::kBarrier) return 1;
-  if (c.count == 0) return c.strict ? 1 : 0;  // nothing to move: only the trail records the call
-  if (chunk == 0) return 1;
-  return static_cast<uint32_t>((c.count + chunk - 1) / chunk);
-}
-
-SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint64_t seq,
+SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, const SlotCall& call, uint64_t chunk, uint64_t seq,
                  std::shared_ptr<void> keep)
     : channel_(std::move(channel)),
       call_(call),
@@ -89,9 +71,10 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t c
   // were checked with the call (avg and premul_sum reduce as sum), an input overlapping the output
   // other than in place was copied; the alignment of the output and input (a reduce_scatter
   // reads its own block there) is left.
-  auto aligned = [&](const char* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % elem_ == 0; };
+  auto aligned = [&](const char* p) { return (reinterpret_cast<uintptr_t>(p) & (elem_ - 1)) == 0; };  // (sizes: 2^k)
   prechecked_ = aligned(call_.output) && aligned(call_.input);
-  trail_ = channel_->Chain(DescOf(0));
+  desc_ = SlotCallDesc(call_, rounds_);
+  desc_.trail = channel_->Chain(desc_);
   // The call's units, from where the last call's end.
   const uint32_t first = channel_->next_unit();
   uint32_t pos = first;
@@ -127,23 +110,9 @@ bool SlotRun::Writes() const {
   return call_.coll != Collective::kBarrier;
 }
 
-SlotDesc SlotCallDesc(const SlotCall& c, uint32_t parts) {
-  SlotDesc d;
-  d.coll = static_cast<uint8_t>(c.coll);
-  d.type = static_cast<uint8_t>(c.type);
-  d.op = static_cast<uint8_t>(Reduces(c.coll) ? c.op : RedOp::kSum);
-  const bool rooted = c.coll == Collective::kBroadcast || c.coll == Collective::kReduce ||
-                      c.coll == Collective::kScatter || c.coll == Collective::kGather;
-  d.root = rooted ? c.root : 0;
-  d.count = c.count;
-  d.parts = parts;
-  return d;
-}
-
 SlotDesc SlotRun::DescOf(uint32_t part) const {
-  SlotDesc d = SlotCallDesc(call_, rounds_);
+  SlotDesc d = desc_;
   d.part = part;
-  d.trail = trail_;
   return d;
 }
 
@@ -248,11 +217,7 @@ bool SlotRun::Advance() {
     // never come, or may have given up on this call.
     auto failed = [&](int f) {
       if (f < 0 || static_cast<int32_t>(channel_->FinishedBy(f) - s) >= 0) return false;
-      std::string why = channel_->FailureReason();
-      st = f == me_ ? AbortedError("this rank's communicator failed")
-                    : RemoteError("rank " + std::to_string(f) +
-                                  "'s communicator failed or was destroyed before it finished this call" +
-                                  (why.empty() ? std::string(" (its error says why)") : ": " + why));
+      st = FailedRank(f);
       return true;
     };
     if (!AllArrived(s)) {
@@ -274,7 +239,8 @@ bool SlotRun::Advance() {
   }
   if (moved) {
     channel_->Wake();
-    moves_.fetch_add(1, std::memory_order_relaxed);
+    // (Only the thread that holds the lock or runs solo writes it: no read-modify-write needed.)
+    moves_.store(moves_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   awaited_.store(read_ < written_ ? rspan_.data : 0, std::memory_order_relaxed);
   blocked_.store(read_ < rounds_ && channel_->finished() + 1 != rspan_.start, std::memory_order_relaxed);
@@ -284,6 +250,13 @@ bool SlotRun::Advance() {
     FinishLocked(OkStatus());
   }
   return done();
+}
+
+Status SlotRun::FailedRank(int f) const {
+  const std::string why = channel_->FailureReason();
+  if (f == me_) return AbortedError("this rank's communicator failed");
+  return RemoteError("rank " + std::to_string(f) + "'s communicator failed or was destroyed before it finished this call" +
+                     (why.empty() ? std::string(" (its error says why)") : ": " + why));
 }
 
 bool SlotRun::AllArrived(uint32_t s) const {
@@ -297,28 +270,30 @@ Status SlotRun::Compare(uint32_t part, uint32_t s) {
   for (int p = wait_lo_; p < wait_hi_; ++p) {
     if (p == me_) continue;
     const SlotDesc theirs = channel_->Desc(p, s);
-    if (!theirs.SameCall(mine))
-      return MismatchError("ranks called different collectives, counts, types, ops or roots in the same position: "
-                           "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
-                           DescText(theirs));
-    if (theirs.trail != mine.trail) {
-      // Equal trails at the last call they compared: a call since then differed.
-      const uint64_t agreed = channel_->AgreedWith(p);
-      const std::string last = agreed == 0 ? " have not compared a call before"
-                                           : " last compared their calls at #" + std::to_string(agreed);
-      const std::string which = agreed + 1 >= seq_ - 1 ? "call #" + std::to_string(seq_ - 1)
-                                                       : "one of calls #" + std::to_string(agreed + 1) + " to #" +
-                                                             std::to_string(seq_ - 1);
-      return MismatchError(
-          "ranks called different collectives, counts, types, ops or roots earlier: rank " + std::to_string(p) +
-          " and this rank" + last + ", and " + which + " of this rank was not what rank " + std::to_string(p) +
-          " called in that position (calls in which neither rank takes the other's data, as a rooted call between "
-          "two non-roots or an empty call, are compared at the next call that connects the two; "
-          "TUTTI_STRICT_CHECKS=1 compares every call as it runs)");
-    }
+    if (theirs != mine) return Mismatch(p, mine, theirs);
     channel_->Agreed(p, seq_);
   }
   return OkStatus();
+}
+
+Status SlotRun::Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) const {
+  if (!theirs.SameCall(mine))
+    return MismatchError("ranks called different collectives, counts, types, ops or roots in the same position: "
+                         "this rank called " + DescText(mine) + " where rank " + std::to_string(p) + " called " +
+                         DescText(theirs));
+  // Equal trails at the last call they compared: a call since then differed.
+  const uint64_t agreed = channel_->AgreedWith(p);
+  const std::string last = agreed == 0 ? " have not compared a call before"
+                                       : " last compared their calls at #" + std::to_string(agreed);
+  const std::string which = agreed + 1 >= seq_ - 1 ? "call #" + std::to_string(seq_ - 1)
+                                                   : "one of calls #" + std::to_string(agreed + 1) + " to #" +
+                                                         std::to_string(seq_ - 1);
+  return MismatchError(
+      "ranks called different collectives, counts, types, ops or roots earlier: rank " + std::to_string(p) +
+      " and this rank" + last + ", and " + which + " of this rank was not what rank " + std::to_string(p) +
+      " called in that position (calls in which neither rank takes the other's data, as a rooted call between "
+      "two non-roots or an empty call, are compared at the next call that connects the two; "
+      "TUTTI_STRICT_CHECKS=1 compares every call as it runs)");
 }
 
 std::string SlotRun::what() const { return DescText(DescOf(0), false, "slots, ", seq_); }

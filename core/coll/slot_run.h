@@ -54,14 +54,49 @@ struct SlotCall {
 // "all_reduce #3 (slots, count 8, float32, sum)" (seq 0: without the number).
 std::string SlotCallText(const SlotCall& c, uint64_t seq = 0);
 
+// (The small functions below run on every call: inline, so that what they compute stays in
+// registers instead of going through memory between calls.)
+namespace slot_call {
+// Blocks of the per-rank count a rank writes per round: one, or one per rank.
+inline bool PerRankBlocks(algo::Collective c) {
+  return c == algo::Collective::kReduceScatter || c == algo::Collective::kScatter || c == algo::Collective::kAllToAll;
+}
+inline bool Reduces(algo::Collective c) {
+  return c == algo::Collective::kReduce || c == algo::Collective::kAllReduce || c == algo::Collective::kReduceScatter;
+}
+inline bool Rooted(algo::Collective c) {
+  return c == algo::Collective::kBroadcast || c == algo::Collective::kReduce || c == algo::Collective::kScatter ||
+         c == algo::Collective::kGather;
+}
+}  // namespace slot_call
+
 // Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).
-uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes);
+inline uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes) {
+  if (c.coll == algo::Collective::kBarrier || c.count == 0) return 1;
+  const uint64_t per =
+      DataTypeSize(c.type) * (slot_call::PerRankBlocks(c.coll) ? static_cast<uint64_t>(nranks) : 1);
+  return per == 0 ? 0 : slot_bytes / per;
+}
 // Rounds `c` takes, given a chunk from SlotChunk: 0 for a call of count 0 (but a barrier's, or
 // with SlotCall::strict), which completes at once and is compared through the trail only.
-uint32_t SlotRounds(const SlotCall& c, uint64_t chunk);
+inline uint32_t SlotRounds(const SlotCall& c, uint64_t chunk) {
+  if (c.coll == algo::Collective::kBarrier) return 1;
+  if (c.count == 0) return c.strict ? 1 : 0;  // nothing to move: only the trail records the call
+  if (chunk == 0 || c.count <= chunk) return 1;
+  return static_cast<uint32_t>((c.count + chunk - 1) / chunk);
+}
 
 // What every round of a call of `parts` rounds says about the call (part and trail left 0).
-SlotDesc SlotCallDesc(const SlotCall& c, uint32_t parts);
+inline SlotDesc SlotCallDesc(const SlotCall& c, uint32_t parts) {
+  SlotDesc d;
+  d.coll = static_cast<uint8_t>(c.coll);
+  d.type = static_cast<uint8_t>(c.type);
+  d.op = static_cast<uint8_t>(slot_call::Reduces(c.coll) ? c.op : RedOp::kSum);
+  d.root = slot_call::Rooted(c.coll) ? c.root : 0;
+  d.count = c.count;
+  d.parts = parts;
+  return d;
+}
 
 class SlotRun : public CollRun {
  public:
@@ -69,7 +104,7 @@ class SlotRun : public CollRun {
   // `seq` numbers the communicator's collectives in messages ("all_reduce #3 (slots, ...)").
   // Runs are constructed in issue order (under the issuing claim): the call joins the channel's
   // trail here.
-  SlotRun(std::shared_ptr<SlotChannel> channel, SlotCall call, uint64_t chunk, uint64_t seq,
+  SlotRun(std::shared_ptr<SlotChannel> channel, const SlotCall& call, uint64_t chunk, uint64_t seq,
           std::shared_ptr<void> keep = nullptr);
 
   bool Advance() override;
@@ -97,6 +132,10 @@ class SlotRun : public CollRun {
   SlotDesc DescOf(uint32_t part) const;
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
   Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
+  // The errors (built only when needed, out of the per-call path): rank p's header `theirs`
+  // differs from `mine`; rank f's communicator failed before it finished the round.
+  [[gnu::cold, gnu::noinline]] Status Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) const;
+  [[gnu::cold, gnu::noinline]] Status FailedRank(int f) const;
   uint64_t Elems(uint32_t part) const;       // per block, in round `part`
   uint64_t RoundBytes(uint32_t part) const;  // data bytes of round `part` in a rank's units
   Status Write(uint32_t part, const SlotChannel::Span& sp);
@@ -112,7 +151,7 @@ class SlotRun : public CollRun {
   size_t elem_;
   int n_, me_;
   int wait_lo_, wait_hi_;  // the ranks whose headers this rank waits for: [wait_lo_, wait_hi_)
-  uint32_t trail_ = 0;
+  SlotDesc desc_;  // what every round says about the call (but its part), the trail included
   SlotChannel::Span wspan_, rspan_;  // the units of round written_ / read_ (while < rounds_)
 
   uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)

@@ -76,7 +76,7 @@ Result<Work> Communicator::StartVector(const VCall& c) {
   const uint64_t seq = ++coll_seq_;
   // The call's collective, type and op (the counts differ between ranks), without formatting.
   const uint64_t op_field = c.reduces ? static_cast<uint64_t>(c.op) + 1 : 0;
-  const uint32_t sig = trail_.Next(ChainDigest(CallSignature(c.name), {static_cast<uint64_t>(c.type), op_field}));
+  const uint32_t sig = trail_.Next(ChainDigest(CallSignature(c.name), static_cast<uint64_t>(c.type), op_field));
   Result<Work> started = [&]() -> Result<Work> {
     TUTTI_ASSIGN_OR_RETURN(std::shared_ptr<char> scratch, buffers_->Get(c.schedule->scratch_count * elem));
     // premul_sum: this rank's input scaled into a private copy first; avg: the sum divided by the
