@@ -14,6 +14,11 @@ namespace tutti {
 namespace {
 // Upper bound of bytes read from one socket per Progress call, for fairness between peers.
 constexpr size_t kReadBudget = 8 << 20;
+// An idle bulk socket, when no bulk bytes are owed, is read at least every 2^kMaxIdleExp-th pass.
+constexpr uint32_t kMaxIdleExp = 4;
+// RTS announcements kept without a CTS or NACK (a peer's messages nobody receives): beyond this
+// the oldest knowledge is dropped (the sockets are then read every 16th pass at worst).
+constexpr size_t kMaxAnnounced = 4096;
 }  // namespace
 
 Result<std::unique_ptr<TcpConnection>> TcpConnection::Make(int peer, std::vector<int> fds,
@@ -37,6 +42,16 @@ Status TcpConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_
   if (h.type == FrameType::kBulk) {
     for (size_t i = 1; i < socks_.size(); ++i)
       if (socks_[i].queued < socks_[idx].queued) idx = i;
+  }
+  if (h.type == FrameType::kCts || h.type == FrameType::kNack) {
+    auto it = announced_.find(h.id);
+    if (h.type == FrameType::kCts) {
+      // The peer's bulk frames follow: read the bulk sockets at every pass until they came.
+      const uint64_t size = it != announced_.end() ? it->second : 0;
+      bulk_owed_ += size > h.arg ? size - h.arg : 1;  // (1: unknown, at least until a bulk frame)
+      for (size_t i = 1; i < socks_.size(); ++i) socks_[i].idle_exp = socks_[i].skip = 0;
+    }
+    if (it != announced_.end()) announced_.erase(it);
   }
   Sock& s = socks_[idx];
   s.out.push_back({h, payload, cookie, 0});
@@ -129,6 +144,12 @@ Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
     if (s.in_payload && s.got == s.h.payload_len) {
       s.in_payload = false;
       FrameHeader h = s.h;
+      if (h.type == FrameType::kRts) {
+        if (announced_.size() >= kMaxAnnounced) announced_.clear();
+        announced_[h.id] = h.arg;
+      } else if (h.type == FrameType::kBulk) {
+        bulk_owed_ -= h.payload_len < bulk_owed_ ? h.payload_len : bulk_owed_;
+      }
       TUTTI_RETURN_IF_ERROR(sink.OnFrame(peer(), h));
     }
   }
@@ -152,11 +173,28 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
   // peer closed.
   moved = ReportSent(sink) || moved;
   if (closed_) return true;
-  for (Sock& s : socks_) {
+  // Small frames all come on the first socket; the others carry only bulk frames, which follow
+  // a CTS of ours. Reading an idle socket costs a system call per pass (with two sockets a
+  // third of an 8-byte all_reduce over loopback), so while the peer owes no bulk bytes an idle
+  // bulk socket is read every 2nd, 4th, ... up to every 16th pass (every pass again once it has
+  // data, is inside a frame, or bulk bytes are owed).
+  for (size_t i = 0; i < socks_.size(); ++i) {
+    Sock& s = socks_[i];
     if (s.fd < 0) continue;
+    if (i > 0 && s.skip > 0) {
+      --s.skip;
+      continue;
+    }
     TUTTI_ASSIGN_OR_RETURN(bool r, ReadSome(s, sink));
     moved = moved || r;
     if (closed_) return true;
+    if (i == 0) continue;
+    if (r || s.in_payload || s.hdr_got > 0 || bulk_owed_ > 0) {
+      s.idle_exp = 0;
+    } else if (s.idle_exp < kMaxIdleExp) {
+      ++s.idle_exp;
+    }
+    s.skip = (1u << s.idle_exp) - 1;
   }
   moved = ReportSent(sink) || moved;  // frames the sink queued meanwhile
   return moved;

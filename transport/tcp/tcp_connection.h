@@ -8,6 +8,7 @@
 
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/transport.h"
@@ -51,6 +52,9 @@ class TcpConnection : public Connection {
     bool in_payload = false;
     char* dst = nullptr;  // nullptr: discard
     size_t got = 0;
+    // A bulk socket (all but the first) that found nothing is read only every 2^idle_exp-th
+    // pass (skip: passes left to leave it alone): see Progress.
+    uint32_t idle_exp = 0, skip = 0;
   };
   TcpConnection(int peer, const TcpOptions& opts) : Connection(peer), opts_(opts) {}
   Result<bool> WriteSome(Sock& s);
@@ -64,6 +68,11 @@ class TcpConnection : public Connection {
   // Header and payload bytes of queued frames not yet written whole (a frame that is only a
   // header counts: an ACK left behind by a full socket is output that needs progress).
   size_t queued_bytes_ = 0;
+  // Bulk bytes the peer still owes: a peer's bulk frames come only after our CTS for a message
+  // it announced by RTS (arg: its size). While some are owed the bulk sockets are read every
+  // pass. (Only a hint: a wrong count costs time, never data.)
+  std::unordered_map<uint64_t, uint64_t> announced_;  // RTS received, no CTS/NACK yet: id -> size
+  uint64_t bulk_owed_ = 0;
   bool closed_ = false;
 };
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -108,6 +109,63 @@ TEST(Tcp, ReleasedBuffersAreNeverReadAgain) {
     EXPECT_EQ(i, len) << "frame " << f << ": byte " << i << " is neither the data nor zero";
   }
   EXPECT_EQ(p.a->queued_bytes(), 0u);
+}
+
+// Writes one whole frame onto the sender's socket `index` behind its connection's back.
+void WriteFrameOn(TcpConnection& from, size_t index, FrameHeader h, const std::string& payload) {
+  std::vector<int> fds;
+  from.AppendWaitFds(&fds);
+  ASSERT_LT(index, fds.size());
+  h.payload_len = payload.size();
+  std::string bytes(reinterpret_cast<const char*>(&h), kFrameHeaderSize);
+  bytes += payload;
+  ASSERT_EQ(send(fds[index], bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  usleep(20000);  // (loopback: the bytes are in the receiver's socket well before this returns)
+}
+
+// Passes of `c` until it delivered `want` frames (at most `limit`; limit + 1 if it did not).
+int PassesUntil(TcpConnection& c, RecordingSink& sink, size_t want, int limit) {
+  for (int i = 1; i <= limit; ++i) {
+    EXPECT_TRUE(c.Progress(sink).ok());
+    if (sink.frames.size() >= want) return i;
+  }
+  return limit + 1;
+}
+
+TEST(Tcp, AnIdleBulkSocketIsStillReadEverySixteenPasses) {
+  Pair p = Connect(2);
+  RecordingSink sb;
+  // Idle runs of different lengths leave the back-off at different points of its cycle: the
+  // frame must come within 16 passes from each of them.
+  for (int k = 0; k < 12; ++k) {
+    EXPECT_EQ(PassesUntil(*p.b, sb, 2 * k + 1, 40 + 11 * k), 41 + 11 * k);  // idle: it backs off
+    WriteFrameOn(*p.a, 1, MakeHeader(FrameType::kBulk, 5, k, 0), "late bulk " + std::to_string(k));
+    EXPECT_LE(PassesUntil(*p.b, sb, 2 * k + 1, 16), 16) << "after " << 40 + 11 * k << " idle passes";
+    ASSERT_EQ(sb.frames.size(), 2u * k + 1);
+    EXPECT_EQ(sb.frames.back().payload, "late bulk " + std::to_string(k));
+    // Once it has data it is read every pass again.
+    WriteFrameOn(*p.a, 1, MakeHeader(FrameType::kBulk, 5, 100 + k, 0), "next");
+    EXPECT_EQ(PassesUntil(*p.b, sb, 2 * k + 2, 16), 1);
+  }
+}
+
+TEST(Tcp, WhileBulkBytesAreOwedTheBulkSocketsAreReadEveryPass) {
+  Pair p = Connect(3);
+  RecordingSink sa, sb;
+  EXPECT_EQ(PassesUntil(*p.b, sb, 1, 500), 501);
+  // The peer announces 20 bytes (RTS); we clear it (CTS): 20 bulk bytes are owed.
+  ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kRts, 5, 20, 0), nullptr, 0).ok());
+  ASSERT_EQ(PassesUntil(*p.b, sb, 1, 1000), 1);
+  ASSERT_TRUE(p.b->Enqueue(MakeHeader(FrameType::kCts, 5, 0, 0), nullptr, 0).ok());
+  EXPECT_EQ(PassesUntil(*p.b, sb, 2, 100), 101);  // (idle, but owed: no back-off)
+  const std::string part1 = "first 12 by", part2 = "tes+8 more";  // 11 + 9 = 20
+  WriteFrameOn(*p.a, 2, MakeHeader(FrameType::kBulk, 5, 0, 0), part1);
+  EXPECT_EQ(PassesUntil(*p.b, sb, 2, 16), 1);
+  EXPECT_EQ(PassesUntil(*p.b, sb, 3, 100), 101);  // 9 bytes still owed
+  WriteFrameOn(*p.a, 1, MakeHeader(FrameType::kBulk, 5, 11, 0), part2);
+  EXPECT_EQ(PassesUntil(*p.b, sb, 3, 16), 1);
+  ASSERT_EQ(sb.frames.size(), 3u);
+  EXPECT_EQ(sb.frames[1].payload + sb.frames[2].payload, part1 + part2);
 }
 
 TEST(Tcp, PeerCloseIsAnError) {
