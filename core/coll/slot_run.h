@@ -31,6 +31,7 @@
 
 #include "algorithms/schedule.h"
 #include "core/base/dtype.h"
+#include "core/coll/coll_call.h"
 #include "core/coll/coll_registry.h"
 #include "core/coll/run.h"
 #include "core/coll/slot_channel.h"
@@ -61,13 +62,8 @@ namespace slot_call {
 inline bool PerRankBlocks(algo::Collective c) {
   return c == algo::Collective::kReduceScatter || c == algo::Collective::kScatter || c == algo::Collective::kAllToAll;
 }
-inline bool Reduces(algo::Collective c) {
-  return c == algo::Collective::kReduce || c == algo::Collective::kAllReduce || c == algo::Collective::kReduceScatter;
-}
-inline bool Rooted(algo::Collective c) {
-  return c == algo::Collective::kBroadcast || c == algo::Collective::kReduce || c == algo::Collective::kScatter ||
-         c == algo::Collective::kGather;
-}
+using coll_call::Reduces;
+using coll_call::Rooted;
 }  // namespace slot_call
 
 // Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).

@@ -17,7 +17,8 @@ constexpr size_t kReadBudget = 8 << 20;
 // An idle bulk socket, when no bulk bytes are owed, is read at least every 2^kMaxIdleExp-th pass.
 constexpr uint32_t kMaxIdleExp = 4;
 // RTS announcements kept without a CTS or NACK (a peer's messages nobody receives): beyond this
-// the oldest knowledge is dropped (the sockets are then read every 16th pass at worst).
+// they are all forgotten (a CTS for a forgotten one counts 1 byte owed: its bulk sockets are then
+// read every pass until its first bulk frame, and every 16th pass at worst after that).
 constexpr size_t kMaxAnnounced = 4096;
 }  // namespace
 
