@@ -411,9 +411,7 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
       checked = now;
       env.engine->Poll();
       if (Status f = env.engine->failure(); !f.ok()) {
-        // A peer that finished this call may have exited (and been found dead) while this rank
-        // was off its core: what the call needs may all be in the slots. It fails only if not.
-        if (!run.Advance()) run.Fail(f);
+        run.Fail(f);
         return FinishSlotRun(run, *env.engine);
       }
     }
@@ -432,13 +430,9 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
 
 bool SlotWork::Test() {
   if (run_->done()) return true;
+  if (Status f = env_.engine->failure(); !f.ok()) run_->Fail(f);
   if (run_->Blocked()) env_.registry->AdvanceAll();
-  if (!run_->Advance()) {
-    // (Failed only once what it needs is not in the slots: see WaitSlotRun.)
-    Status f = env_.engine->failure();
-    if (f.ok()) return false;
-    run_->Fail(f);
-  }
+  if (!run_->Advance()) return false;
   (void)FinishSlotRun(*run_, *env_.engine);  // the run keeps its status for status() and Wait
   return true;
 }
