@@ -73,8 +73,8 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       shape_(s),
       rank_(rank),
       mask_((s.units & (s.units - 1)) == 0 ? static_cast<uint32_t>(s.units) - 1 : 0),
-      writable_until_(0),
-      agreed_(static_cast<size_t>(s.nranks), 0) {}
+      agreed_(static_cast<size_t>(s.nranks), 0),
+      writable_until_(0) {}
 
 uint64_t SlotChannel::AgreedWith(int peer) const { return agreed_[static_cast<size_t>(peer)]; }
 
@@ -130,6 +130,22 @@ uint32_t SlotChannel::PublishedBy(int peer, uint32_t s) const {
 }
 
 uint32_t SlotChannel::FinishedBy(int peer) const { return CtlOf(peer)->done.load(std::memory_order_acquire); }
+
+void SlotChannel::GiveUp(uint32_t u) {
+  // (Only this rank writes its words, one thread at a time: under the channel's lock or solo.)
+  Ctl* c = CtlOf(rank_);
+  if (c->gave_up.load(std::memory_order_relaxed) != 0 &&
+      static_cast<int32_t>(u - c->gave_up_unit.load(std::memory_order_relaxed)) >= 0)
+    return;
+  c->gave_up_unit.store(u, std::memory_order_relaxed);
+  c->gave_up.store(1, std::memory_order_release);
+}
+
+bool SlotChannel::GaveUp(int peer, uint32_t u) const {
+  const Ctl* c = CtlOf(peer);
+  if (c->gave_up.load(std::memory_order_acquire) == 0) return false;
+  return static_cast<int32_t>(c->gave_up_unit.load(std::memory_order_relaxed) - u) <= 0;
+}
 
 std::atomic<uint32_t>* SlotChannel::FailedWord() const {
   return reinterpret_cast<std::atomic<uint32_t>*>(area_ + kFailedOffset);

@@ -165,12 +165,17 @@ class SlotChannel {
   uint32_t PublishedBy(int peer, uint32_t u) const;
   uint32_t FinishedBy(int peer) const;
 
-  // A rank whose communicator failed marks the area, so that no rank completes a call through it
-  // any more (a rank may otherwise finish a round with a peer that gave up on the call). The
-  // first rank to mark it also leaves why (its error, shortened), for the others' messages.
+  // A rank whose communicator failed marks the area, so that ranks waiting for a header it will
+  // never publish fail instead of waiting (a round whose headers all arrived still completes).
+  // The first rank to mark it also leaves why (its error, shortened), for the others' messages.
   void MarkFailed(const std::string& why = "");
   // The rank that marked the area failed (the first), or -1.
   int FailedBy() const;
+  // This rank gave up on a call (it failed) without finishing the round at unit u: peers that
+  // have every header of that round fail it too instead of completing it. The earliest unit
+  // given up on is kept. Rank `peer` gave up on the round at unit u or an earlier one.
+  void GiveUp(uint32_t u);
+  bool GaveUp(int peer, uint32_t u) const;
   // What that rank said ("" while it is still writing it, or if it said nothing).
   std::string FailureReason() const;
 
@@ -192,6 +197,8 @@ class SlotChannel {
   static constexpr uint64_t kSlotHeaderBytes = 64;  // a line per unit
   struct Ctl {
     alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
+    std::atomic<uint32_t> gave_up;       // 1 once gave_up_unit is set (GiveUp)
+    std::atomic<uint32_t> gave_up_unit;
     alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
     std::atomic<uint32_t> sleepers;
   };

@@ -136,6 +136,29 @@ TEST(SlotChannel, TheFirstFailureIsMarkedWithItsReason) {
   EXPECT_EQ(r1.FailureReason(), "rank 2: rank 1 died");
 }
 
+TEST(SlotChannel, TheEarliestUnitGivenUpOnIsKept) {
+  SlotChannel::Shape s{2, 8, 64, 1};
+  Area a(s);
+  SlotChannel r0(a.mem, s, 0), r1(a.mem, s, 1);
+  EXPECT_FALSE(r0.GaveUp(1, 0xffffffffu));
+  r1.GiveUp(9);
+  EXPECT_FALSE(r0.GaveUp(1, 8));
+  EXPECT_TRUE(r0.GaveUp(1, 9));
+  EXPECT_TRUE(r0.GaveUp(1, 12));
+  r1.GiveUp(12);  // later: changes nothing
+  EXPECT_FALSE(r0.GaveUp(1, 8));
+  r1.GiveUp(5);
+  EXPECT_TRUE(r0.GaveUp(1, 5));
+  EXPECT_FALSE(r0.GaveUp(1, 4));
+  EXPECT_FALSE(r1.GaveUp(0, 100));
+  SlotChannel::Shape w{2, 8, 64, 1};  // across the wrap of the unit counter
+  Area b(w);
+  SlotChannel q0(b.mem, w, 0), q1(b.mem, w, 1);
+  q1.GiveUp(0xfffffffeu);
+  EXPECT_TRUE(q0.GaveUp(1, 3));
+  EXPECT_FALSE(q0.GaveUp(1, 0xfffffff0u));
+}
+
 TEST(SlotChannel, LongReasonsAreShortenedToTheirRoom) {
   SlotChannel::Shape s{2, 2, 64, 1};
   Area a(s);

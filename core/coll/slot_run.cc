@@ -213,24 +213,32 @@ bool SlotRun::Advance() {
   }
   while (st.ok() && read_ < written_ && channel_->finished() + 1 == rspan_.start) {
     const uint32_t s = rspan_.data;
-    // A rank whose communicator failed (or was destroyed) before it finished this round may
-    // never come, or may have given up on this call.
-    auto failed = [&](int f) {
-      if (f < 0 || static_cast<int32_t>(channel_->FinishedBy(f) - s) >= 0) return false;
-      st = FailedRank(f);
-      return true;
-    };
     if (!AllArrived(s)) {
-      // Arrivals are looked at again after a failure was seen: a rank may have published, found
-      // a mismatch and marked the failure since we first looked (the flag is set once, after).
+      // A header may never come once a rank's communicator failed (or was destroyed) before it
+      // finished this round. Arrivals are looked at again after a failure was seen: a rank may
+      // have published, found a mismatch and marked the failure since we first looked.
       const int f = channel_->FailedBy();
       if (f < 0 || !AllArrived(s)) {
-        failed(f);
+        // This rank's own mark: its waiter fails the run with the engine's error, which says why
+        // (a dead peer, a timeout). Another rank's, made before it finished the round: that
+        // rank's reason.
+        if (f >= 0 && f != me_ && static_cast<int32_t>(channel_->FinishedBy(f) - s) < 0) st = FailedRank(f);
         break;
       }
     }
+    // Every header it waits for is here: the round completes even if the area was marked failed
+    // since (the data is in the slots, and nobody overwrites a unit this rank has not finished),
+    // unless a rank gave up on it (failed the call): then every rank fails it. A peer that
+    // finished the call and exited may have been found dead while this rank was off its core,
+    // and the call must not fail then.
     st = Compare(read_, s);
-    if (st.ok() && failed(channel_->FailedBy())) break;
+    if (st.ok() && channel_->FailedBy() >= 0) {
+      for (int p = 0; p < n_; ++p)
+        if (p != me_ && channel_->GaveUp(p, s)) {
+          st = FailedRank(p);
+          break;
+        }
+    }
     if (st.ok()) st = Read(read_, s);
     if (!st.ok()) break;
     channel_->Finish(rspan_.end, /*wake=*/false);
@@ -254,9 +262,10 @@ bool SlotRun::Advance() {
 
 Status SlotRun::FailedRank(int f) const {
   const std::string why = channel_->FailureReason();
-  if (f == me_) return AbortedError("this rank's communicator failed");
-  return RemoteError("rank " + std::to_string(f) + "'s communicator failed or was destroyed before it finished this call" +
-                     (why.empty() ? std::string(" (its error says why)") : ": " + why));
+  const int first = channel_->FailedBy();
+  std::string text = "rank " + std::to_string(f) + "'s communicator failed or was destroyed before it finished this call";
+  if (first != f && first >= 0) text += "; rank " + std::to_string(first) + " failed first";
+  return RemoteError(text + (why.empty() ? std::string(" (its error says why)") : ": " + why));
 }
 
 bool SlotRun::AllArrived(uint32_t s) const {
@@ -318,6 +327,8 @@ bool SlotRun::Worth() const {
 bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_order_relaxed); }
 
 void SlotRun::FinishLocked(Status st) {
+  // A failed call: peers that have this round's headers fail it too (see Advance).
+  if (!st.ok() && read_ < rounds_) channel_->GiveUp(rspan_.start);
   status_ = std::move(st);
   done_.store(true, std::memory_order_release);
 }
@@ -411,7 +422,8 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
       checked = now;
       env.engine->Poll();
       if (Status f = env.engine->failure(); !f.ok()) {
-        run.Fail(f);
+        // (What the call needs may all be in the slots: see Advance.)
+        if (!run.Advance()) run.Fail(f);
         return FinishSlotRun(run, *env.engine);
       }
     }
@@ -430,9 +442,13 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
 
 bool SlotWork::Test() {
   if (run_->done()) return true;
-  if (Status f = env_.engine->failure(); !f.ok()) run_->Fail(f);
   if (run_->Blocked()) env_.registry->AdvanceAll();
-  if (!run_->Advance()) return false;
+  if (!run_->Advance()) {
+    // Failed with the engine's error only once what it needs is not in the slots (see Advance).
+    Status f = env_.engine->failure();
+    if (f.ok()) return false;
+    run_->Fail(f);
+  }
   (void)FinishSlotRun(*run_, *env_.engine);  // the run keeps its status for status() and Wait
   return true;
 }

@@ -129,7 +129,7 @@ class SlotRun : public CollRun {
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
   Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
   // The errors (built only when needed, out of the per-call path): rank p's header `theirs`
-  // differs from `mine`; rank f's communicator failed before it finished the round.
+  // differs from `mine`; rank f (another rank) failed before it finished the round.
   [[gnu::cold, gnu::noinline]] Status Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) const;
   [[gnu::cold, gnu::noinline]] Status FailedRank(int f) const;
   uint64_t Elems(uint32_t part) const;       // per block, in round `part`
