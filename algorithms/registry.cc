@@ -3,6 +3,7 @@
 #include "algorithms/binomial.h"
 #include "algorithms/bruck.h"
 #include "algorithms/dissemination.h"
+#include "algorithms/flat.h"
 #include "algorithms/doubling.h"
 #include "algorithms/pairwise.h"
 #include "algorithms/rhd.h"
@@ -36,6 +37,10 @@ constexpr Entry kEntries[] = {
     {"binomial", Collective::kReduce, BinomialReduce, true},
     {"binomial", Collective::kGather, BinomialGather, true},
     {"binomial", Collective::kScatter, BinomialScatter, true},
+    {"flat", Collective::kBroadcast, FlatBroadcast, true},
+    {"flat", Collective::kReduce, FlatReduce, true},
+    {"flat", Collective::kGather, FlatGather, true},
+    {"flat", Collective::kScatter, FlatScatter, true},
     {"rhd", Collective::kAllReduce, RhdAllReduce, true},
     {"rhd", Collective::kReduceScatter, RhdReduceScatter, true},
     // doubling all_reduce: no step reduces into what it sends (partials alternate between

@@ -4,6 +4,7 @@
 //   "ring"           all_reduce, reduce_scatter, all_gather, broadcast, reduce (chains)
 //   "tree"           all_reduce (double binary tree)
 //   "binomial"       broadcast, reduce, gather, scatter
+//   "flat"           broadcast, reduce, gather, scatter (root and every rank in one step)
 //   "rhd"            all_reduce, reduce_scatter (recursive halving-doubling, any n)
 //   "doubling"       all_reduce (recursive doubling, any n: log2 n steps, small messages)
 //   "bruck"          all_gather
@@ -40,7 +41,7 @@ std::vector<Collective> CollectivesOf(const std::string& algorithm);
 // false for unknown pairs, and for any other overlap of input and output than that layout.
 //
 //   safe:    every pair in the table above: ring all_reduce/reduce_scatter/all_gather/broadcast/
-//            reduce, tree all_reduce, binomial broadcast/reduce/gather/scatter, rhd all_reduce/
+//            reduce, tree all_reduce, binomial and flat broadcast/reduce/gather/scatter, rhd all_reduce/
 //            reduce_scatter, doubling all_reduce, bruck all_gather, pairwise all_to_all,
 //            dissemination barrier
 //   unsafe:  none (in_place_test keeps deliberately unsafe schedules to show the check can fail)

@@ -19,23 +19,23 @@ CollArgs Args(Collective c, int n, int rank, uint64_t count) {
 
 TEST(Registry, AlgorithmsFor) {
   EXPECT_EQ(AlgorithmsFor(Collective::kAllReduce), (std::vector<std::string>{"ring", "tree", "rhd", "doubling"}));
-  EXPECT_EQ(AlgorithmsFor(Collective::kBroadcast), (std::vector<std::string>{"ring", "binomial"}));
+  EXPECT_EQ(AlgorithmsFor(Collective::kBroadcast), (std::vector<std::string>{"ring", "binomial", "flat"}));
   EXPECT_EQ(AlgorithmsFor(Collective::kBarrier), (std::vector<std::string>{"dissemination"}));
   for (int c = 0; c <= static_cast<int>(Collective::kBarrier); ++c)
     EXPECT_FALSE(AlgorithmsFor(static_cast<Collective>(c)).empty()) << CollectiveName(static_cast<Collective>(c));
-  EXPECT_EQ(AlgorithmNames().size(), 8u);
+  EXPECT_EQ(AlgorithmNames().size(), 9u);
 }
 
 TEST(Registry, Errors) {
   auto r = BuildSchedule("nope", Args(Collective::kAllReduce, 4, 0, 10));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("ring, tree, binomial, rhd, doubling, bruck, pairwise, dissemination"), std::string::npos)
+  EXPECT_NE(r.status().message().find("ring, tree, binomial, flat, rhd, doubling, bruck, pairwise, dissemination"), std::string::npos)
       << r.status().message();
   r = BuildSchedule("tree", Args(Collective::kBroadcast, 4, 0, 10));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("does not implement broadcast"), std::string::npos);
-  EXPECT_NE(r.status().message().find("ring, binomial"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("ring, binomial, flat"), std::string::npos) << r.status().message();
 }
 
 TEST(Registry, Validation) {

@@ -18,7 +18,7 @@
 //   --coll all_reduce (default) | all_gather | reduce_scatter | broadcast | reduce | scatter |
 //          gather | all_to_all | send_recv (rank r sends to r+1 while receiving from r-1)
 //   --algo NAME   tutti's algorithm for the collective (CollOptions.algorithm), e.g. ring, tree,
-//                 rhd, doubling, bruck, binomial, pairwise; an algorithm the collective lacks is an error
+//                 rhd, doubling, bruck, binomial, flat, pairwise; an algorithm the collective lacks is an error
 //
 // Output (columns as nccl-tests; "-" where a field has no meaning, e.g. redop of broadcast,
 // root of all_reduce, the in-place columns of send_recv):

@@ -76,7 +76,7 @@ const std::vector<EnvVar>& EnvRegistry() {
       // Collectives.
       {"TUTTI_ALGO", T::kString, "",
        "Force algorithms: one name for every collective that has it (ring, tree, rhd, doubling, bruck, "
-       "binomial, pairwise, dissemination), or per collective: allreduce:tree,allgather:ring."},
+       "binomial, flat, pairwise, dissemination), or per collective: allreduce:tree,allgather:ring."},
       {"TUTTI_NCHANNELS", T::kInt, "1", "Parallel streams (rings) a collective may use (1..64)."},
       {"TUTTI_CHUNK_BYTES", T::kInt, "0",
        "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice, or "

@@ -45,6 +45,19 @@ TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
   EXPECT_EQ(large, "ring");
   EXPECT_EQ(*s->Choose(Collective::kAllGather, 16, 64, "tcp", ""), "bruck");
   EXPECT_EQ(*s->Choose(Collective::kBroadcast, 16, 64, "tcp", ""), "binomial");
+  // Few ranks, small data: a root that receives from every rank does so in one step; one that
+  // sends to every rank issues the sends one by one, so it stays on the tree.
+  // (Over shm, where receiving costs more of a step, and small calls take the slots anyway,
+  // the tree stays.)
+  for (Collective c : {Collective::kReduce, Collective::kGather}) {
+    EXPECT_EQ(*s->Choose(c, 4, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_EQ(*s->Choose(c, 8, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_NE(*s->Choose(c, 32, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_NE(*s->Choose(c, 8, 64, "shm", ""), "flat") << algo::CollectiveName(c);
+  }
+  for (Collective c : {Collective::kBroadcast, Collective::kScatter})
+    for (int p : {2, 3, 4, 8, 64}) EXPECT_NE(*s->Choose(c, p, 64, "tcp", ""), "flat") << algo::CollectiveName(c) << p;
+  EXPECT_NE(*s->Choose(Collective::kReduce, 4, 4 << 20, "tcp", ""), "flat");
   // Small all_reduce: recursive doubling (one exchange at 2 ranks).
   EXPECT_EQ(*s->Choose(Collective::kAllReduce, 2, 8, "tcp", ""), "doubling");
   // reduce_scatter over tcp: rhd while latency counts, ring (pipelined, hiding its reductions
