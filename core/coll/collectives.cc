@@ -41,16 +41,25 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   auto plan = std::make_shared<CollPlan>();
   plan->name = algo::CollectiveName(c.coll);
   plan->fused = fused;
-  TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, CallBytes(c.coll, n, c.count, elem),
-                                                                     transport_summary_, c.opts->algorithm));
-  // Over tcp, pieces of 256 KiB unless asked otherwise: on a network link the ranks then keep it
-  // busy both ways (1 Gbit/s between namespace hosts, 2 hosts: ring all_reduce of 1-4 MiB 79-87%
-  // -> 92-97% of the raw TCP rate; 4 hosts all_gather 4 MiB 62% -> 91%; bench/link_bench.sh),
-  // and over loopback, where each message costs CPU, no worse than the algorithms' defaults.
-  constexpr int64_t kTcpChunkBytes = 256 << 10;
+  const uint64_t call_bytes = CallBytes(c.coll, n, c.count, elem);
+  TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, call_bytes, transport_summary_,
+                                                                     c.opts->algorithm));
+  // Over tcp, pieces unless asked otherwise: on a network link the ranks then keep it busy both
+  // ways while each piece is forwarded (1 Gbit/s between namespace hosts, bench/link_bench.sh:
+  // 256 KiB pieces took 2 hosts' ring all_reduce of 1-4 MiB from 79-87% to 92-97% of the raw TCP
+  // rate). Between hosts, calls up to 4 MiB take 64 KiB pieces: with 256 KiB a rank's block of a
+  // 1-4 MiB all_gather on 4 hosts was a single piece, forwarded only once whole (84-86% of raw;
+  // 64 KiB: 98-101%; all_reduce and reduce_scatter 92-94% -> 96-104%). Larger calls keep 256 KiB
+  // (as good there), and so does tcp inside one host, where the CPU and not a link is the limit
+  // and each message costs it (loopback, 1-4 MiB: 64 KiB pieces took 1.3-2.3x as long). Every
+  // rank decides alike: the ranks all share one host on every rank or on none.
+  constexpr uint64_t kLinkSmallCallBytes = 4 << 20;
+  constexpr int64_t kTcpChunkBytes = 256 << 10, kLinkSmallChunkBytes = 64 << 10;
+  const bool between_hosts = local_size_ != size_;
   const int64_t chunk_bytes = coll_cfg_->chunk_bytes > 0 ? coll_cfg_->chunk_bytes
-                              : transport_summary_ == "tcp" ? kTcpChunkBytes
-                                                            : 0;
+                              : transport_summary_ != "tcp" ? 0
+                              : between_hosts && call_bytes <= kLinkSmallCallBytes ? kLinkSmallChunkBytes
+                                                                                    : kTcpChunkBytes;
   plan->desc = plan->algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
                (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
                (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
