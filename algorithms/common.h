@@ -8,8 +8,8 @@
 // the total number of streams is capped at kMaxStreams (pieces grow instead). Exception: ring
 // all_reduce reads `chunk` as its largest message, so its pieces are chunk * n elements.
 // Defaults (chunk 0): kDefaultChunk for the pipelined algorithms (ring, chain, tree, binomial
-// broadcast/reduce); no cutting beyond channels for the others (rhd, bruck, pairwise, binomial
-// gather/scatter).
+// and flat broadcast/reduce); no cutting beyond channels for the others (rhd, bruck, pairwise,
+// binomial and flat gather/scatter).
 #pragma once
 
 #include <cstdint>

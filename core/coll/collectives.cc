@@ -48,8 +48,8 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   // ways while each piece is forwarded (1 Gbit/s between namespace hosts, bench/link_bench.sh:
   // 256 KiB pieces took 2 hosts' ring all_reduce of 1-4 MiB from 79-87% to 92-97% of the raw TCP
   // rate). Between hosts, calls up to 4 MiB take 64 KiB pieces: with 256 KiB a rank's block of a
-  // 1-4 MiB all_gather on 4 hosts was a single piece, forwarded only once whole (84-86% of raw;
-  // 64 KiB: 98-101%; all_reduce and reduce_scatter 92-94% -> 96-104%). Larger calls keep 256 KiB
+  // 1-4 MiB all_gather on 4 hosts was a single piece, forwarded only once whole (84-88% of raw;
+  // 64 KiB: 97-101%; all_reduce and reduce_scatter 94-101% -> 100-103%). Larger calls keep 256 KiB
   // (as good there), and so does tcp inside one host, where the CPU and not a link is the limit
   // and each message costs it (loopback, 1-4 MiB: 64 KiB pieces took 1.3-2.3x as long). Every
   // rank decides alike: the ranks all share one host on every rank or on none.

@@ -47,13 +47,16 @@ TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
   EXPECT_EQ(*s->Choose(Collective::kBroadcast, 16, 64, "tcp", ""), "binomial");
   // Few ranks, small data: a root that receives from every rank does so in one step; one that
   // sends to every rank issues the sends one by one, so it stays on the tree.
-  // (Over shm, where receiving costs more of a step, and small calls take the slots anyway,
-  // the tree stays.)
+  // (Over shm, where a receive counts half a step, flat wins only on 3 ranks; small calls take
+  // the slots there anyway.)
   for (Collective c : {Collective::kReduce, Collective::kGather}) {
     EXPECT_EQ(*s->Choose(c, 4, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
     EXPECT_EQ(*s->Choose(c, 8, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
     EXPECT_NE(*s->Choose(c, 32, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
     EXPECT_NE(*s->Choose(c, 8, 64, "shm", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_EQ(*s->Choose(c, 3, 64, "shm", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_EQ(*s->Choose(c, 13, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_NE(*s->Choose(c, 14, 64, "tcp", ""), "flat") << algo::CollectiveName(c);
   }
   for (Collective c : {Collective::kBroadcast, Collective::kScatter})
     for (int p : {2, 3, 4, 8, 64}) EXPECT_NE(*s->Choose(c, p, 64, "tcp", ""), "flat") << algo::CollectiveName(c) << p;

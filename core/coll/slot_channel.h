@@ -23,8 +23,8 @@
 // a round rings when someone sleeps (the announcement and the re-check close the race).
 //
 // Layout of the area (all offsets multiples of 64, the creator writes the header):
-//   header | per rank: a line with `done`, a line with the bell | per rank, per unit: a header
-//   line | per rank, per unit: data
+//   header | per rank: a line with `done` (and the unit it gave up on), a line with the bell |
+//   per rank, per unit: a header line | per rank, per unit: data
 #pragma once
 
 #include <algorithm>
@@ -165,15 +165,17 @@ class SlotChannel {
   uint32_t PublishedBy(int peer, uint32_t u) const;
   uint32_t FinishedBy(int peer) const;
 
-  // A rank whose communicator failed marks the area, so that ranks waiting for a header it will
-  // never publish fail instead of waiting (a round whose headers all arrived still completes).
-  // The first rank to mark it also leaves why (its error, shortened), for the others' messages.
+  // A rank whose communicator failed marks the area, so that ranks waiting for a header that may
+  // never come fail instead of waiting (a round whose headers all arrived still completes, unless
+  // a rank gave up on it: SlotRun::ArrivedAfterFailure). The first rank to mark it also leaves why
+  // (its error, shortened), for the others' messages and its own.
   void MarkFailed(const std::string& why = "");
   // The rank that marked the area failed (the first), or -1.
   int FailedBy() const;
   // This rank gave up on a call (it failed) without finishing the round at unit u: peers that
-  // have every header of that round fail it too instead of completing it. The earliest unit
-  // given up on is kept. Rank `peer` gave up on the round at unit u or an earlier one.
+  // have every header of that round and look after this fail it too instead of completing it
+  // (one that completed it first keeps its result). The earliest unit given up on is kept. Rank
+  // `peer` gave up on the round at unit u or an earlier one.
   void GiveUp(uint32_t u);
   bool GaveUp(int peer, uint32_t u) const;
   // What that rank said ("" while it is still writing it, or if it said nothing).

@@ -214,31 +214,16 @@ bool SlotRun::Advance() {
   while (st.ok() && read_ < written_ && channel_->finished() + 1 == rspan_.start) {
     const uint32_t s = rspan_.data;
     if (!AllArrived(s)) {
-      // A header may never come once a rank's communicator failed (or was destroyed) before it
-      // finished this round. Arrivals are looked at again after a failure was seen: a rank may
-      // have published, found a mismatch and marked the failure since we first looked.
+      // Arrivals are looked at again after a failure was seen: a rank may have published, found
+      // a mismatch and marked the failure since we first looked.
       const int f = channel_->FailedBy();
       if (f < 0 || !AllArrived(s)) {
-        // This rank's own mark: its waiter fails the run with the engine's error, which says why
-        // (a dead peer, a timeout). Another rank's, made before it finished the round: that
-        // rank's reason.
-        if (f >= 0 && f != me_ && static_cast<int32_t>(channel_->FinishedBy(f) - s) < 0) st = FailedRank(f);
+        if (f >= 0) st = MissingAfterFailure(f, s);  // OK: the headers may still come
         break;
       }
     }
-    // Every header it waits for is here: the round completes even if the area was marked failed
-    // since (the data is in the slots, and nobody overwrites a unit this rank has not finished),
-    // unless a rank gave up on it (failed the call): then every rank fails it. A peer that
-    // finished the call and exited may have been found dead while this rank was off its core,
-    // and the call must not fail then.
     st = Compare(read_, s);
-    if (st.ok() && channel_->FailedBy() >= 0) {
-      for (int p = 0; p < n_; ++p)
-        if (p != me_ && channel_->GaveUp(p, s)) {
-          st = FailedRank(p);
-          break;
-        }
-    }
+    if (st.ok() && channel_->FailedBy() >= 0) st = ArrivedAfterFailure(s);
     if (st.ok()) st = Read(read_, s);
     if (!st.ok()) break;
     channel_->Finish(rspan_.end, /*wake=*/false);
@@ -258,6 +243,42 @@ bool SlotRun::Advance() {
     FinishLocked(OkStatus());
   }
   return done();
+}
+
+// A header this rank waits for is missing and a rank marked the area failed. Fails the round
+// where the header may never come: this rank's own communicator failed (a dead peer, a timeout:
+// its reason says which), the marker failed before it finished the round, or the missing rank
+// gave up on it. Otherwise (the marker finished the round, e.g. a rank that left after the call)
+// the header may still come, and if not, the failure reaches this rank's engine.
+Status SlotRun::MissingAfterFailure(int f, uint32_t s) const {
+  if (f == me_) return SelfFailed();
+  if (static_cast<int32_t>(channel_->FinishedBy(f) - s) < 0) return FailedRank(f);
+  for (int p = wait_lo_; p < wait_hi_; ++p)
+    if (!channel_->Arrived(p, s) && channel_->GaveUp(p, s)) return FailedRank(p);
+  return OkStatus();
+}
+
+// Every header this rank waits for is here, and a rank marked the area failed. The round
+// completes (the data is in the slots, and nobody overwrites a unit this rank has not finished):
+// a peer that finished the call and exited may have been found dead while this rank was off its
+// core, and the call must not fail then. Unless a rank gave up on the round (failed the call):
+// then this rank fails it too (as do the peers that had not completed it when it gave up). A
+// round in which this rank waits for nobody (a broadcast's root, a reduce's non-root) learns
+// nothing from headers: it fails as soon as a rank that had not finished the round marked the
+// area, or this rank did.
+Status SlotRun::ArrivedAfterFailure(uint32_t s) const {
+  for (int p = 0; p < n_; ++p)
+    if (p != me_ && channel_->GaveUp(p, s)) return FailedRank(p);
+  if (wait_lo_ < wait_hi_) return OkStatus();
+  const int f = channel_->FailedBy();
+  if (f == me_) return SelfFailed();
+  if (f >= 0 && static_cast<int32_t>(channel_->FinishedBy(f) - s) < 0) return FailedRank(f);
+  return OkStatus();
+}
+
+Status SlotRun::SelfFailed() const {
+  const std::string why = channel_->FailureReason();
+  return AbortedError("this rank's communicator failed" + (why.empty() ? std::string() : ": " + why));
 }
 
 Status SlotRun::FailedRank(int f) const {
@@ -422,7 +443,7 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
       checked = now;
       env.engine->Poll();
       if (Status f = env.engine->failure(); !f.ok()) {
-        // (What the call needs may all be in the slots: see Advance.)
+        // (What the call needs may all be in the slots: see ArrivedAfterFailure.)
         if (!run.Advance()) run.Fail(f);
         return FinishSlotRun(run, *env.engine);
       }
@@ -444,7 +465,8 @@ bool SlotWork::Test() {
   if (run_->done()) return true;
   if (run_->Blocked()) env_.registry->AdvanceAll();
   if (!run_->Advance()) {
-    // Failed with the engine's error only once what it needs is not in the slots (see Advance).
+    // Failed with the engine's error only once what it needs is not in the slots (see
+    // ArrivedAfterFailure).
     Status f = env_.engine->failure();
     if (f.ok()) return false;
     run_->Fail(f);

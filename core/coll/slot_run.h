@@ -128,10 +128,16 @@ class SlotRun : public CollRun {
   SlotDesc DescOf(uint32_t part) const;
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
   Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
+  // After a rank marked the area failed (f: the first), whether round `part` at unit s fails:
+  // with awaited headers missing, and with all of them here (slot_run.cc says when).
+  [[gnu::cold, gnu::noinline]] Status MissingAfterFailure(int f, uint32_t s) const;
+  [[gnu::cold, gnu::noinline]] Status ArrivedAfterFailure(uint32_t s) const;
   // The errors (built only when needed, out of the per-call path): rank p's header `theirs`
-  // differs from `mine`; rank f (another rank) failed before it finished the round.
+  // differs from `mine`; rank f (another rank) failed before it finished the round; this rank's
+  // communicator failed (with the reason it left in the area).
   [[gnu::cold, gnu::noinline]] Status Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) const;
   [[gnu::cold, gnu::noinline]] Status FailedRank(int f) const;
+  [[gnu::cold, gnu::noinline]] Status SelfFailed() const;
   uint64_t Elems(uint32_t part) const;       // per block, in round `part`
   uint64_t RoundBytes(uint32_t part) const;  // data bytes of round `part` in a rank's units
   Status Write(uint32_t part, const SlotChannel::Span& sp);

@@ -99,9 +99,10 @@ TEST(SlotRun, ARoundAPeerGaveUpOnFailsOnEveryRank) {
   EXPECT_EQ(out0, std::vector<int32_t>(4, -1));
 }
 
-// A header that will never come: a peer's mark fails the round at once, naming the peer and its
-// reason; this rank's own mark leaves the run to its waiter, which fails it with the engine's
-// error (that names the cause) rather than "this rank failed".
+// A header that may never come: a peer's mark fails the round at once, naming the peer and its
+// reason; this rank's own mark fails it with the reason it left (the engine's error, which names
+// the cause: a dead peer). And with no mark yet, a waiter whose engine failed fails the run with
+// the engine's error.
 TEST(SlotRun, AMissingHeaderFailsWithTheMarkersReasonOrWaitsForTheEngines) {
   {
     World w;
@@ -122,8 +123,17 @@ TEST(SlotRun, AMissingHeaderFailsWithTheMarkersReasonOrWaitsForTheEngines) {
     auto r0 = w.AllReduce(0, kIn0, out0);
     EXPECT_FALSE(r0->Advance());
     w.ch[0]->MarkFailed("rank 0: rank 1 (pid 1) has died");
+    ASSERT_TRUE(r0->Advance());  // (also when the progress thread advances it: nobody waits)
+    const Status st = r0->status();
+    EXPECT_EQ(st.code(), Code::kAborted) << st.ToString();
+    EXPECT_NE(st.message().find("this rank's communicator failed: rank 0: rank 1 (pid 1) has died"), std::string::npos)
+        << st.ToString();
+  }
+  {
+    World w;
+    std::vector<int32_t> out0(4, -1);
+    auto r0 = w.AllReduce(0, kIn0, out0);
     EXPECT_FALSE(r0->Advance());
-    EXPECT_FALSE(r0->done());
 
     EngineOptions eo;
     eo.size = 2;
@@ -136,6 +146,38 @@ TEST(SlotRun, AMissingHeaderFailsWithTheMarkersReasonOrWaitsForTheEngines) {
     const Status st = WaitSlotRun(*r0, env, 5);
     EXPECT_FALSE(st.ok());
     EXPECT_NE(st.message().find("rank 1 (pid 1) has died"), std::string::npos) << st.ToString();
+  }
+}
+
+// A broadcast's root waits for nobody's header, so headers cannot tell it that the others have
+// left: it fails once a rank that had not finished the round marked the area, or it did.
+TEST(SlotRun, ARootThatWaitsForNobodyFailsOnceARankLeftBeforeTheRound) {
+  auto broadcast = [](World& w, int r, const std::vector<int32_t>& in, std::vector<int32_t>& out) {
+    SlotCall c;
+    c.coll = algo::Collective::kBroadcast;
+    c.root = 0;
+    c.input = reinterpret_cast<const char*>(in.data());
+    c.output = reinterpret_cast<char*>(out.data());
+    c.count = in.size();
+    c.type = DataType::kInt32;
+    return std::make_shared<SlotRun>(w.ch[r], c, SlotChunk(c, 2, w.ch[r]->slot_bytes()), 1);
+  };
+  {
+    World w;  // rank 1 left (its communicator destroyed) before this call
+    std::vector<int32_t> out0(4, -1);
+    w.ch[1]->MarkFailed("rank 1: communicator destroyed");
+    auto r0 = broadcast(w, 0, kIn0, out0);
+    ASSERT_TRUE(r0->Advance());
+    EXPECT_NE(r0->status().message().find("rank 1's communicator failed"), std::string::npos)
+        << r0->status().ToString();
+  }
+  {
+    World w;  // this rank's own communicator failed
+    std::vector<int32_t> out0(4, -1);
+    w.ch[0]->MarkFailed("rank 0: rank 1 (pid 1) has died");
+    auto r0 = broadcast(w, 0, kIn0, out0);
+    ASSERT_TRUE(r0->Advance());
+    EXPECT_NE(r0->status().message().find("rank 1 (pid 1) has died"), std::string::npos) << r0->status().ToString();
   }
 }
 
