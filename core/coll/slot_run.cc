@@ -348,7 +348,7 @@ bool SlotRun::Worth() const {
 bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_order_relaxed); }
 
 void SlotRun::FinishLocked(Status st) {
-  // A failed call: peers that have this round's headers fail it too (see Advance).
+  // A failed call: peers that have this round's headers fail it too (see ArrivedAfterFailure).
   if (!st.ok() && read_ < rounds_) channel_->GiveUp(rspan_.start);
   status_ = std::move(st);
   done_.store(true, std::memory_order_release);

@@ -128,8 +128,8 @@ class SlotRun : public CollRun {
   SlotDesc DescOf(uint32_t part) const;
   bool AllArrived(uint32_t s) const;         // every header this rank waits for, at unit s
   Status Compare(uint32_t part, uint32_t s);  // those headers against this rank's round `part`
-  // After a rank marked the area failed (f: the first), whether round `part` at unit s fails:
-  // with awaited headers missing, and with all of them here (slot_run.cc says when).
+  // After a rank marked the area failed (f: the first), whether the round at unit s fails: with
+  // awaited headers missing, and with all of them here (slot_run.cc says when).
   [[gnu::cold, gnu::noinline]] Status MissingAfterFailure(int f, uint32_t s) const;
   [[gnu::cold, gnu::noinline]] Status ArrivedAfterFailure(uint32_t s) const;
   // The errors (built only when needed, out of the per-call path): rank p's header `theirs`

@@ -23,8 +23,13 @@ struct World {
   ~World() { std::free(mem); }
   // rank r's all_reduce (sum) of `in` into `out`, as call #1
   std::shared_ptr<SlotRun> AllReduce(int r, const std::vector<int32_t>& in, std::vector<int32_t>& out) {
+    return Call(r, algo::Collective::kAllReduce, in, out);
+  }
+  // rank r's `coll` (sum, root 0) of int32 `in` into `out`, as call #1
+  std::shared_ptr<SlotRun> Call(int r, algo::Collective coll, const std::vector<int32_t>& in,
+                                std::vector<int32_t>& out) {
     SlotCall c;
-    c.coll = algo::Collective::kAllReduce;
+    c.coll = coll;
     c.input = reinterpret_cast<const char*>(in.data());
     c.output = reinterpret_cast<char*>(out.data());
     c.count = in.size();
@@ -153,14 +158,7 @@ TEST(SlotRun, AMissingHeaderFailsWithTheMarkersReasonOrWaitsForTheEngines) {
 // left: it fails once a rank that had not finished the round marked the area, or it did.
 TEST(SlotRun, ARootThatWaitsForNobodyFailsOnceARankLeftBeforeTheRound) {
   auto broadcast = [](World& w, int r, const std::vector<int32_t>& in, std::vector<int32_t>& out) {
-    SlotCall c;
-    c.coll = algo::Collective::kBroadcast;
-    c.root = 0;
-    c.input = reinterpret_cast<const char*>(in.data());
-    c.output = reinterpret_cast<char*>(out.data());
-    c.count = in.size();
-    c.type = DataType::kInt32;
-    return std::make_shared<SlotRun>(w.ch[r], c, SlotChunk(c, 2, w.ch[r]->slot_bytes()), 1);
+    return w.Call(r, algo::Collective::kBroadcast, in, out);
   };
   {
     World w;  // rank 1 left (its communicator destroyed) before this call

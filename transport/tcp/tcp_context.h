@@ -3,8 +3,8 @@
 // connections with output queued. A recv on an idle socket is not only a system call: it takes
 // the socket's lock, which the peer's delivery of new data (over loopback, on the sender's core)
 // takes too, so ranks that spin on recvs slow their peers' sends; epoll_wait takes no socket's
-// lock. (4 ranks on 2 cores, tcp, 8 B back to back: broadcast 36-43 -> 24-29 us, all_reduce
-// 118-123 -> 96-102 us, all_gather 128 -> 91 us; tools/ab_perf.sh, medians of 7.) A single
+// lock. (4 ranks on 2 cores, tcp, 8 B-2 KiB back to back: broadcast 36-50 -> 24-29 us,
+// all_reduce 105-123 -> 94-102 us, all_gather 120-128 -> 91-94 us; tools/ab_perf.sh, medians of 7.) A single
 // connection is read directly: epoll and then a recv would be two calls for every message.
 #pragma once
 
