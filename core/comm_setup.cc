@@ -464,6 +464,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         engine->SetFailureHook([weak](const Status& why) {
           if (auto ch = weak.lock()) ch->MarkFailed(why.message());
         });
+        engine->SetCpuBoard(area.channel);  // where the ranks wait, for every waiter of the engine
       }
       comm->slots_ = std::move(area.channel);
       comm->slot_max_ = area.max_bytes;

@@ -38,6 +38,7 @@
 
 #include "core/base/status.h"
 #include "core/coll/call_digest.h"
+#include "core/p2p/cpu_board.h"
 
 namespace tutti {
 
@@ -64,7 +65,7 @@ struct SlotDesc {
   bool operator!=(const SlotDesc& o) const { return !(*this == o); }
 };
 
-class SlotChannel {
+class SlotChannel : public CpuBoard {
  public:
   struct Shape {
     int nranks = 0;
@@ -90,8 +91,6 @@ class SlotChannel {
   SlotChannel(const SlotChannel&) = delete;
   SlotChannel& operator=(const SlotChannel&) = delete;
 
-  int nranks() const { return shape_.nranks; }
-  int rank() const { return rank_; }
   int units() const { return shape_.units; }
   // The most data bytes of one round.
   uint64_t slot_bytes() const { return shape_.unit_bytes * static_cast<uint64_t>(shape_.round_units); }
@@ -188,6 +187,22 @@ class SlotChannel {
   void Sleep(uint32_t seen, int timeout_us);
   void EndSleep();
 
+  // The board of the CPUs the ranks wait on (CpuBoard), in the ranks' control lines.
+  int rank() const override { return rank_; }
+  int nranks() const override { return shape_.nranks; }
+  void NoteCpu(int cpu) override {
+    const uint32_t v = static_cast<uint32_t>(cpu) + 1;
+    if (noted_cpu_.load(std::memory_order_relaxed) == v) return;
+    noted_cpu_.store(v, std::memory_order_relaxed);
+    CtlOf(rank_)->cpu.store(v, std::memory_order_relaxed);
+  }
+  int RankOnCpu(int lo, int hi, int cpu) const override {
+    const uint32_t v = static_cast<uint32_t>(cpu) + 1;
+    for (int p = lo; p < hi; ++p)
+      if (p != rank_ && CtlOf(p)->cpu.load(std::memory_order_relaxed) == v) return p;
+    return -1;
+  }
+
   // Serialises the threads that advance this rank's calls (the caller's and the progress thread).
   std::mutex& mu() { return mu_; }
 
@@ -201,6 +216,7 @@ class SlotChannel {
     alignas(64) std::atomic<uint32_t> done;  // last round this rank finished
     std::atomic<uint32_t> gave_up;       // 1 once gave_up_unit is set (GiveUp)
     std::atomic<uint32_t> gave_up_unit;
+    std::atomic<uint32_t> cpu;           // NoteCpu: the CPU (+1) it last began to wait on; 0: not yet
     alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
     std::atomic<uint32_t> sleepers;
   };
@@ -237,6 +253,7 @@ class SlotChannel {
   uint32_t mask_;  // units - 1 where units is a power of two (a mask, not a division), else 0
   uint32_t next_unit_ = 1;
   uint32_t trail_ = 0;
+  std::atomic<uint32_t> noted_cpu_{0};  // what NoteCpu last stored (waiters of several threads)
   std::vector<uint64_t> agreed_;  // per peer, AgreedWith
   uint32_t writable_until_;  // every round up to this one is known to be writable,
   bool writable_known_ = false;  // once a first look found that

@@ -395,6 +395,11 @@ Status FinishSlotRun(SlotRun& run, P2PEngine& engine) {
   return st;
 }
 
+int SlotSpinUs(const SlotRun& run, const SlotWaitEnv& env) {
+  const auto [lo, hi] = run.Awaited();
+  return SpinUsBeside(run.channel(), lo, hi, env.spin_us, env.spread);
+}
+
 Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
   using Clock = std::chrono::steady_clock;
   if (run.Advance()) return FinishSlotRun(run, *env.engine);
@@ -410,6 +415,8 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
   const auto deadline = start + WaitDuration(timeout_s);
   P2PEngine::WaiterScope waiting(env.engine);  // the progress thread keeps out of the way
   SlotChannel& ch = run.channel();
+  // No spinning while a rank we wait for shares our CPU: yielding lets it run (SlotSpinUs).
+  const int spin_us = SlotSpinUs(run, env);
   auto since = start, checked = start;
   int nap_us = 20;
   while (true) {
@@ -421,7 +428,7 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
       if ((i == 0 || run.Worth()) && run.Advance()) return FinishSlotRun(run, *env.engine);
       if (run.steps_done() != before) break;
 #if defined(__x86_64__) || defined(__i386__)
-      if (env.spin_us > 0) __builtin_ia32_pause();
+      if (spin_us > 0) __builtin_ia32_pause();
 #endif
     }
     if (run.Blocked()) env.registry->AdvanceAll();
@@ -449,7 +456,7 @@ Status WaitSlotRun(SlotRun& run, const SlotWaitEnv& env, double timeout_s) {
       }
     }
     const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - since).count();
-    if (waited < env.spin_us) continue;
+    if (waited < spin_us) continue;
     if (waited < env.yield_us) {
       sched_yield();
     } else {

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "algorithms/schedule.h"
 #include "core/base/dtype.h"
@@ -117,6 +118,9 @@ class SlotRun : public CollRun {
   // arrived from every rank, or something else may have changed.
   bool Worth() const;
   SlotChannel& channel() const { return *channel_; }
+  // The ranks whose headers this run waits for, [first, second) (every rank when it waits for no
+  // header: it may wait for their room).
+  std::pair<int, int> Awaited() const { return wait_lo_ < wait_hi_ ? std::make_pair(wait_lo_, wait_hi_) : std::make_pair(0, n_); }
   // The calling thread alone advances this run and touches the channel (no other run is in
   // flight and it holds the issuing claim): Advance and the rest skip the channel's lock.
   void SetSolo() { solo_ = true; }
@@ -173,7 +177,12 @@ struct SlotWaitEnv {
   int rank = 0;
   double default_timeout_s = 300;
   int spin_us = 50, yield_us = 2000;
+  // A waiter that finds a rank it waits for on its own CPU may move to a CPU no rank uses.
+  bool spread = true;
 };
+
+// How long a waiter for `run` spins before it yields (SpinUsBeside over the ranks it awaits).
+int SlotSpinUs(const SlotRun& run, const SlotWaitEnv& env);
 
 // Waits for `run` (timeout_s < 0: the default): polls, yields, then sleeps on the channel's bell;
 // polls the engine every millisecond (a peer that failed or died). A run that fails fails the

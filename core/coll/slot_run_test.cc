@@ -4,10 +4,12 @@
 #include "core/coll/slot_run.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace tutti {
@@ -205,6 +207,34 @@ TEST(SlotRun, AWorkTestedAfterTheEngineFailedCompletesIfItsDataArrived) {
   ASSERT_TRUE(waiting.Test());
   EXPECT_NE(waiting.status().message().find("rank 1 (pid 1) has died"), std::string::npos)
       << waiting.status().ToString();
+}
+
+// The area's control lines are the board of the ranks' CPUs (core/p2p/cpu_board_test.cc tests
+// what a waiter makes of it): a note by one rank's channel is what the other's sees, and a
+// waiter for a rank on its own CPU does not spin.
+TEST(SlotRun, TheAreaIsTheBoardOfTheCpusTheRanksWaitOn) {
+  std::thread([] {
+    World w;
+    std::vector<int32_t> out(4);
+    auto r0 = w.AllReduce(0, kIn0, out);
+    EXPECT_EQ(w.ch[1]->RankOnCpu(0, 2, 3), -1);
+    w.ch[0]->NoteCpu(3);
+    EXPECT_EQ(w.ch[1]->RankOnCpu(0, 2, 3), 0);
+    EXPECT_EQ(w.ch[0]->RankOnCpu(0, 2, 3), -1);  // not itself
+    EXPECT_EQ(r0->Awaited(), std::make_pair(0, 2));
+    const int cpu = sched_getcpu();
+    ASSERT_GE(cpu, 0);
+    cpu_set_t one;  // kept on this CPU (the thread is gone after the test)
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    SlotWaitEnv env;
+    env.spin_us = 50;
+    EXPECT_EQ(SlotSpinUs(*r0, env), 50);
+    EXPECT_EQ(w.ch[1]->RankOnCpu(0, 2, cpu), 0);
+    w.ch[1]->NoteCpu(cpu);
+    EXPECT_EQ(SlotSpinUs(*r0, env), 0);  // rank 1 runs here: rank 0 (the lower) yields to it
+  }).join();
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/p2p/cpu_board.h"
 #include "core/p2p/op.h"
 #include "core/p2p/tag_queues.h"
 #include "transport/context.h"
@@ -129,6 +130,13 @@ class P2PEngine : public FrameSink {
    private:
     P2PEngine* e_;
   };
+  // The board of the CPUs the communicator's ranks wait on (set before the first operation, when
+  // they all share this host). SpinUs(lo, hi): how long a waiter for ranks [lo, hi) spins
+  // (SpinUsBeside; options().spin_us without a board).
+  void SetCpuBoard(std::shared_ptr<CpuBoard> board) { board_ = std::move(board); }
+  int SpinUs(int lo, int hi) {
+    return board_ ? SpinUsBeside(*board_, lo, hi, opts_.spin_us, true) : opts_.spin_us;
+  }
   // The source that wakes this rank when a peer writes to it (set before StartProgressThread).
   void SetWakeSource(std::shared_ptr<WakeSource> wake) { wake_ = std::move(wake); }
   // Sleeps up to timeout_us, returning early when data may have arrived.
@@ -256,6 +264,7 @@ class P2PEngine : public FrameSink {
   std::atomic<bool> aborted_{false};
   std::atomic<int> pending_{0};   // posted and not yet done
   std::atomic<int> waiters_{0};   // threads inside Wait()
+  std::shared_ptr<CpuBoard> board_;
   uint64_t next_seq_ = 1;
   uint64_t next_arrival_ = 1;               // Incoming::arrival
   // Any-source receives not matched yet, by tag, in the order posted.

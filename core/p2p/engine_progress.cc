@@ -113,7 +113,9 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
-  Waiter waiter(opts_.spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
+  // (An any-source receive may wait for any rank.)
+  const int spin_us = op->peer >= 0 ? SpinUs(op->peer, op->peer + 1) : SpinUs(0, opts_.size);
+  Waiter waiter(spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
   waiters_.fetch_add(1);
   struct Leave {
     std::atomic<int>& n;
