@@ -110,23 +110,40 @@ bool P2PEngine::RunAccesses() {
 
 Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   if (op->done.load(std::memory_order_acquire)) return op->status;  // finished while it was posted
+  waiters_.fetch_add(1);
+  struct Leave {
+    std::atomic<int>& n;
+    ~Leave() { n.fetch_sub(1); }
+  } leave{waiters_};
+  auto aborted = [&] {
+    return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted during " + op->Describe());
+  };
+  // A peer a moment behind: caught before any clock or waiter bookkeeping (a clock read costs as
+  // much as a poll).
+  for (int i = 0; i < 16 && opts_.spin_us > 0; ++i) {
+    if (aborted_.load(std::memory_order_relaxed)) return aborted();
+    const bool moved = Poll();
+    if (op->done.load(std::memory_order_acquire)) return op->status;
+#if defined(__x86_64__) || defined(__i386__)
+    if (!moved) __builtin_ia32_pause();
+#endif
+  }
   if (timeout_s < 0) timeout_s = opts_.timeout_s;
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   // (An any-source receive may wait for any rank.)
   const int spin_us = op->peer >= 0 ? SpinUs(op->peer, op->peer + 1) : SpinUs(0, opts_.size);
   Waiter waiter(spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
-  waiters_.fetch_add(1);
-  struct Leave {
-    std::atomic<int>& n;
-    ~Leave() { n.fetch_sub(1); }
-  } leave{waiters_};
+  // While spinning, a few polls per look at the clock.
+  const int polls = spin_us > 0 ? 8 : 1;
   while (true) {
-    if (op->done.load(std::memory_order_acquire)) return op->status;
-    if (aborted_.load())
-      return AbortedError("rank " + std::to_string(opts_.rank) + ": communicator aborted during " + op->Describe());
-    const bool moved = Poll();
-    if (op->done.load(std::memory_order_acquire)) return op->status;
+    bool moved = false;
+    for (int i = 0; i < polls && !moved; ++i) {
+      if (op->done.load(std::memory_order_acquire)) return op->status;
+      if (aborted_.load(std::memory_order_relaxed)) return aborted();
+      moved = Poll();
+      if (op->done.load(std::memory_order_acquire)) return op->status;
+    }
     auto now = Clock::now();
     if (now >= deadline) {
       std::lock_guard<std::mutex> lock(mu_);
