@@ -14,6 +14,8 @@ namespace tutti {
 namespace {
 // Upper bound of bytes read from one socket per Progress call, for fairness between peers.
 constexpr size_t kReadBudget = 8 << 20;
+// Bytes a read asks for when it is not the rest of a large payload (Sock::rbuf).
+constexpr size_t kReadAhead = 16 << 10;
 // An idle bulk socket, when no bulk bytes are owed, is read at least every 2^kMaxIdleExp-th pass.
 constexpr uint32_t kMaxIdleExp = 4;
 // RTS announcements kept without a CTS or NACK (a peer's messages nobody receives): beyond this
@@ -99,19 +101,84 @@ Result<bool> TcpConnection::WriteSome(Sock& s) {
   return moved;
 }
 
+Result<size_t> TcpConnection::Take(Sock& s, const char* p, size_t n, FrameSink& sink) {
+  size_t k;
+  if (!s.in_payload) {
+    k = std::min(n, kFrameHeaderSize - s.hdr_got);
+    std::memcpy(reinterpret_cast<char*>(&s.h) + s.hdr_got, p, k);
+    s.hdr_got += k;
+    if (s.hdr_got < kFrameHeaderSize) return k;
+  } else {
+    k = std::min(n, s.h.payload_len - s.got);
+    if (s.dst != nullptr) std::memcpy(s.dst + s.got, p, k);
+    s.got += k;
+  }
+  TUTTI_RETURN_IF_ERROR(EndOfPart(s, sink));
+  return k;
+}
+
+Status TcpConnection::EndOfPart(Sock& s, FrameSink& sink) {
+  if (!s.in_payload) {
+    if (s.hdr_got < kFrameHeaderSize) return OkStatus();
+    s.hdr_got = 0;
+    TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(s.h, opts_.max_payload).WithContext(Who()));
+    TUTTI_ASSIGN_OR_RETURN(void* dst, sink.OnHeader(peer(), s.h));
+    s.dst = static_cast<char*>(dst);
+    s.got = 0;
+    s.in_payload = true;
+  }
+  if (s.got < s.h.payload_len) return OkStatus();
+  s.in_payload = false;
+  FrameHeader h = s.h;
+  if (h.type == FrameType::kRts) {
+    if (announced_.size() >= kMaxAnnounced) announced_.clear();
+    announced_[h.id] = h.arg;
+  } else if (h.type == FrameType::kBulk) {
+    bulk_owed_ -= h.payload_len < bulk_owed_ ? h.payload_len : bulk_owed_;
+  }
+  return sink.OnFrame(peer(), h);
+}
+
 Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
   bool moved = false;
+  bool drained = false;  // a read returned less than it asked for: nothing more to read now
   size_t budget = kReadBudget;
   while (budget > 0 && !closed_) {
+    // What was read ahead goes first.
+    if (s.rpos < s.rlen) {
+      TUTTI_ASSIGN_OR_RETURN(size_t k, Take(s, s.rbuf.get() + s.rpos, s.rlen - s.rpos, sink));
+      s.rpos += k;
+      moved = true;
+      continue;
+    }
+    if (drained) break;
     ssize_t r;
-    if (!s.in_payload) {
-      r = recv(s.fd, reinterpret_cast<char*>(&s.h) + s.hdr_got, kFrameHeaderSize - s.hdr_got, MSG_DONTWAIT);
-    } else if (s.dst != nullptr) {
-      r = recv(s.fd, s.dst + s.got, s.h.payload_len - s.got, MSG_DONTWAIT);
+    size_t asked;
+    const size_t rest = s.in_payload ? s.h.payload_len - s.got : 0;
+    if (s.in_payload && rest >= kReadAhead) {
+      // The rest of a large payload: straight into its destination.
+      char* to;
+      if (s.dst != nullptr) {
+        to = s.dst + s.got;
+        asked = rest;
+      } else {
+        if (discard_.empty()) discard_.resize(64 << 10);
+        to = discard_.data();
+        asked = std::min(rest, discard_.size());
+      }
+      r = recv(s.fd, to, asked, MSG_DONTWAIT);
+      if (r > 0) {
+        s.got += static_cast<size_t>(r);
+        TUTTI_RETURN_IF_ERROR(EndOfPart(s, sink));
+      }
     } else {
-      if (discard_.empty()) discard_.resize(64 << 10);
-      size_t want = s.h.payload_len - s.got;
-      r = recv(s.fd, discard_.data(), want < discard_.size() ? want : discard_.size(), MSG_DONTWAIT);
+      if (!s.rbuf) s.rbuf = std::make_unique<char[]>(kReadAhead);
+      asked = kReadAhead;
+      r = recv(s.fd, s.rbuf.get(), asked, MSG_DONTWAIT);
+      if (r > 0) {
+        s.rpos = 0;
+        s.rlen = static_cast<size_t>(r);
+      }
     }
     if (r == 0) {
       // Only the control socket's end is the end of the conversation: a peer that says CLOSE
@@ -129,30 +196,8 @@ Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
       return SystemError(Who() + ": recv");
     }
     moved = true;
+    drained = static_cast<size_t>(r) < asked;
     budget -= static_cast<size_t>(r) < budget ? static_cast<size_t>(r) : budget;
-    if (!s.in_payload) {
-      s.hdr_got += static_cast<size_t>(r);
-      if (s.hdr_got < kFrameHeaderSize) continue;
-      s.hdr_got = 0;
-      TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(s.h, opts_.max_payload).WithContext(Who()));
-      TUTTI_ASSIGN_OR_RETURN(void* dst, sink.OnHeader(peer(), s.h));
-      s.dst = static_cast<char*>(dst);
-      s.got = 0;
-      s.in_payload = true;
-    } else {
-      s.got += static_cast<size_t>(r);
-    }
-    if (s.in_payload && s.got == s.h.payload_len) {
-      s.in_payload = false;
-      FrameHeader h = s.h;
-      if (h.type == FrameType::kRts) {
-        if (announced_.size() >= kMaxAnnounced) announced_.clear();
-        announced_[h.id] = h.arg;
-      } else if (h.type == FrameType::kBulk) {
-        bulk_owed_ -= h.payload_len < bulk_owed_ ? h.payload_len : bulk_owed_;
-      }
-      TUTTI_RETURN_IF_ERROR(sink.OnFrame(peer(), h));
-    }
   }
   return moved;
 }
@@ -190,7 +235,7 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
     moved = moved || r;
     if (closed_) return true;
     if (i == 0) continue;
-    if (r || s.in_payload || s.hdr_got > 0 || bulk_owed_ > 0) {
+    if (r || s.in_payload || s.hdr_got > 0 || s.rpos < s.rlen || bulk_owed_ > 0) {
       s.idle_exp = 0;
     } else if (s.idle_exp < kMaxIdleExp) {
       ++s.idle_exp;

@@ -52,6 +52,12 @@ class TcpConnection : public Connection {
     bool in_payload = false;
     char* dst = nullptr;  // nullptr: discard
     size_t got = 0;
+    // Bytes read ahead of the frame state: a read asks for up to kReadAhead bytes at once, so a
+    // small frame (header and payload) arrives in one system call, and a read that returns
+    // fewer bytes than it asked for says the socket is drained (no second call to learn it).
+    // [rpos, rlen) of rbuf not consumed yet; allocated on first use.
+    std::unique_ptr<char[]> rbuf;
+    size_t rpos = 0, rlen = 0;
     // A bulk socket (all but the first) that found nothing is read only every 2^idle_exp-th
     // pass (skip: passes left to leave it alone): see Progress.
     uint32_t idle_exp = 0, skip = 0;
@@ -59,6 +65,11 @@ class TcpConnection : public Connection {
   TcpConnection(int peer, const TcpOptions& opts) : Connection(peer), opts_(opts) {}
   Result<bool> WriteSome(Sock& s);
   Result<bool> ReadSome(Sock& s, FrameSink& sink);
+  // Feeds n bytes of the socket's stream to its frame state (a header, then its payload);
+  // returns how many it took (at most the rest of the current header or payload).
+  Result<size_t> Take(Sock& s, const char* p, size_t n, FrameSink& sink);
+  // The header or payload just completed: hands the frame on.
+  Status EndOfPart(Sock& s, FrameSink& sink);
   std::string Who() const;
 
   TcpOptions opts_;

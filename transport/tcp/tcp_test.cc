@@ -75,6 +75,34 @@ TEST(Tcp, ControlFramesStayInOrderAndBulkSpreads) {
   EXPECT_EQ(sa.sent.size(), 5u);
 }
 
+// Reads ask for up to 16 KiB at once (a small frame comes in one system call, and frames that
+// follow are read ahead): frames on both sides of that size, empty ones, many small ones back to
+// back, and payloads that start inside a read-ahead and end after it all arrive whole, in order.
+TEST(Tcp, FramesAroundTheReadAheadSizeArriveWhole) {
+  Pair p = Connect(1);
+  RecordingSink sa, sb;
+  const size_t ahead = 16 << 10, hdr = kFrameHeaderSize;
+  std::vector<size_t> sizes = {0, 1, 8, 0, ahead - hdr - 1, ahead - hdr, ahead - hdr + 1, ahead - 1, ahead,
+                               ahead + 1, 3, 2 * ahead + 5, 0, 1 << 20, 7};
+  for (int i = 0; i < 300; ++i) sizes.push_back(static_cast<size_t>(i % 37));
+  std::vector<std::string> payloads;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string s(sizes[i], '\0');
+    for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>(k * 13 + i);
+    payloads.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < payloads.size(); ++i)
+    ASSERT_TRUE(
+        p.a->Enqueue(MakeHeader(FrameType::kData, i, payloads[i].size(), payloads[i].size()), payloads[i].data(), 0)
+            .ok());
+  Pump(p, sa, sb, payloads.size());
+  ASSERT_EQ(sb.frames.size(), payloads.size());
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    EXPECT_EQ(sb.frames[i].h.id, i);
+    EXPECT_EQ(sb.frames[i].payload, payloads[i]) << "frame " << i << " of " << sizes[i] << " bytes";
+  }
+}
+
 // After ReleaseBuffers the queued frames' buffers may be freed: nothing more is read from them,
 // a frame already partly written is finished with zeros, and later frames still arrive framed.
 TEST(Tcp, ReleasedBuffersAreNeverReadAgain) {
