@@ -313,11 +313,9 @@ std::vector<int> P2PEngine::PeersWithForeignMessages(int tag, uint32_t sig) cons
   for (size_t i = 0; i < peers_.size(); ++i) {
     const TagQueues<Incoming>::Queue* q = peers_[i].unexpected.Find(tag);
     if (!q) continue;
-    for (const auto& in : *q)
-      if (in->sig != sig) {
-        out.push_back(static_cast<int>(i));
-        break;
-      }
+    bool foreign = false;
+    q->ForEach([&](const std::shared_ptr<Incoming>& in) { foreign = foreign || in->sig != sig; });
+    if (foreign) out.push_back(static_cast<int>(i));
   }
   return out;
 }

@@ -2,7 +2,10 @@
 // arrival order. Tags come and go with every call (collectives use a fresh tag per call, a ping-
 // pong one tag whose queue empties after every message), so a queue that empties leaves the
 // map at once (nothing accumulates) but its node is kept for the next new tag, up to a few: the
-// steady state of a run posts and matches without allocating queues.
+// steady state of a run posts and matches without allocating queues. A queue holds its first
+// item in place and only the rest in a deque made when a second item comes: a tag usually has
+// one item per peer, and ranks that run ahead of a root leave thousands of tags open at once
+// (a deque per tag, made at once, took two more allocations and half a KiB each).
 #pragma once
 
 #include <cstddef>
@@ -14,13 +17,66 @@
 
 namespace tutti {
 
+// One tag's items, first in first out; the first in place.
+template <typename T>
+class TagQueue {
+ public:
+  using Item = std::shared_ptr<T>;
+  bool empty() const { return !head_; }
+  size_t size() const { return head_ ? 1 + (more_ ? more_->size() : 0) : 0; }
+  const Item& front() const { return head_; }
+  void push_back(Item item) {
+    if (!head_) {
+      head_ = std::move(item);
+      return;
+    }
+    if (!more_) more_ = std::make_unique<std::deque<Item>>();
+    more_->push_back(std::move(item));
+  }
+  Item pop_front() {
+    Item out = std::move(head_);
+    head_ = nullptr;
+    if (more_ && !more_->empty()) {
+      head_ = std::move(more_->front());
+      more_->pop_front();
+    }
+    return out;
+  }
+  // Removes `item` (the same object); false if it is not here.
+  bool erase(const Item& item) {
+    if (!head_) return false;
+    if (head_ == item) {
+      pop_front();
+      return true;
+    }
+    if (!more_) return false;
+    for (auto i = more_->begin(); i != more_->end(); ++i)
+      if (*i == item) {
+        more_->erase(i);
+        return true;
+      }
+    return false;
+  }
+  // f(item) for every item, in order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    if (!head_) return;
+    f(head_);
+    if (more_)
+      for (const Item& item : *more_) f(item);
+  }
+
+ private:
+  Item head_;
+  std::unique_ptr<std::deque<Item>> more_;  // the items after the first, once there were two
+};
+
 template <typename T>
 class TagQueues {
  public:
   using Item = std::shared_ptr<T>;
-  using Queue = std::deque<Item>;
-  // Emptied queues kept for reuse. An empty queue still holds its first block of slots, so
-  // reusing one allocates nothing; a few cover the tags a run has open at once.
+  using Queue = TagQueue<T>;
+  // Emptied queues (map nodes) kept for reuse; a few cover the tags a run has open at once.
   static constexpr size_t kSpares = 4;
 
   void Push(int tag, Item item) {
@@ -53,8 +109,7 @@ class TagQueues {
   Item PopFront(int tag) {
     auto it = map_.find(tag);
     if (it == map_.end()) return nullptr;
-    Item front = std::move(it->second.front());
-    it->second.pop_front();
+    Item front = it->second.pop_front();
     if (it->second.empty()) Retire(it);
     return front;
   }
@@ -64,13 +119,9 @@ class TagQueues {
     auto it = map_.find(tag);
     if (it == map_.end()) return false;
     Queue& q = it->second;
-    for (auto i = q.begin(); i != q.end(); ++i)
-      if (*i == item) {
-        q.erase(i);
-        if (q.empty()) Retire(it);
-        return true;
-      }
-    return false;
+    if (!q.erase(item)) return false;
+    if (q.empty()) Retire(it);
+    return true;
   }
 
   bool empty() const { return map_.empty(); }
@@ -83,8 +134,7 @@ class TagQueues {
   // f(tag, item) for every item, tag by tag, each tag's in order.
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& [tag, q] : map_)
-      for (const Item& item : q) f(tag, item);
+    for (const auto& [tag, q] : map_) q.ForEach([&](const Item& item) { f(tag, item); });
   }
   // Removes every item (and the spares: a cleared set is usually done with).
   void Clear() {

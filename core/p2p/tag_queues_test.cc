@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
@@ -72,6 +73,53 @@ TEST(TagQueues, RemoveTakesOneItemFromTheMiddle) {
   EXPECT_EQ(left, (std::vector<int>{0, 1, 3}));
   for (int i : {0, 1, 3}) EXPECT_TRUE(q.Remove(7, v[i]));
   EXPECT_TRUE(q.empty());
+}
+
+// A queue keeps its first item in place and the rest behind it: order holds however pushes,
+// pops and removals (of the first item too) interleave.
+TEST(TagQueues, OrderHoldsAcrossTheFirstItemAndTheRest) {
+  TagQueue<int> q;
+  std::vector<std::shared_ptr<int>> v;
+  for (int i = 0; i < 8; ++i) v.push_back(I(i));
+  std::vector<int> model;  // what q should hold, in order
+  auto check = [&] {
+    std::vector<int> got;
+    q.ForEach([&](const std::shared_ptr<int>& x) { got.push_back(*x); });
+    ASSERT_EQ(got, model);
+    ASSERT_EQ(q.size(), model.size());
+    ASSERT_EQ(q.empty(), model.empty());
+    if (!model.empty()) ASSERT_EQ(*q.front(), model.front());
+  };
+  auto push = [&](int i) {
+    q.push_back(v[i]);
+    model.push_back(i);
+    check();
+  };
+  auto pop = [&] {
+    ASSERT_EQ(*q.pop_front(), model.front());
+    model.erase(model.begin());
+    check();
+  };
+  auto erase = [&](int i) {
+    ASSERT_TRUE(q.erase(v[i]));
+    model.erase(std::find(model.begin(), model.end(), i));
+    check();
+  };
+  push(0);
+  pop();
+  EXPECT_EQ(q.pop_front(), nullptr);
+  push(1), push(2), push(3);
+  erase(1);  // the first: the next moves up
+  erase(3);  // the last
+  push(4), push(5);
+  pop();
+  pop();
+  push(6);
+  erase(5);
+  erase(6);
+  EXPECT_FALSE(q.erase(v[6]));
+  push(7);
+  pop();
 }
 
 TEST(TagQueues, TakeMovesEverythingAndClearReleasesIt) {
