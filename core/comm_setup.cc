@@ -105,6 +105,7 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   r.engine.timeout_s = r.timeout_s;
   r.engine.eager_limit = static_cast<size_t>(eager);
   r.engine.spin_us = static_cast<int>(std::clamp<int64_t>(spin, 0, 1000000));
+  TUTTI_ASSIGN_OR_RETURN(r.engine.move_waiters, Setting(o.move_waiters, EnvBool, "TUTTI_MOVE_WAITERS"));
   if (o.lazy_connect) {
     r.lazy = *o.lazy_connect;
   } else {

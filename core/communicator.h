@@ -49,6 +49,7 @@ struct CommOptions {
   std::optional<int64_t> eager_limit;         // TUTTI_EAGER_LIMIT
   std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
   std::optional<int64_t> yield_us;            // TUTTI_YIELD_US
+  std::optional<bool> move_waiters;           // TUTTI_MOVE_WAITERS
   std::optional<bool> lazy_connect;           // TUTTI_CONNECT=lazy
   std::optional<bool> strict_checks;          // TUTTI_STRICT_CHECKS
   // Where collectives' local copies and reductions run (core/exec/local_engine.h); null: a CPU

@@ -19,15 +19,21 @@ TEST(CpuMove, MovesToAnotherAllowedCpuAndKeepsTheAllowedSet) {
   const cpu_set_t before = Allowed();
   if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "one CPU allowed";
   EXPECT_EQ(AllowedCpus(), CPU_COUNT(&before));
-  const int from = sched_getcpu();
-  ASSERT_GE(from, 0);
-  const int to = MoveOffCpu(from, [](int) { return false; });
-  ASSERT_GE(to, 0);
-  EXPECT_NE(to, from);
-  EXPECT_TRUE(CPU_ISSET(to, &before));
-  EXPECT_EQ(sched_getcpu(), to);  // moved when the call returned (the scheduler may move it later)
-  const cpu_set_t after = Allowed();
-  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  // The thread runs on the CPU it was moved to when the call returns; the scheduler may move it
+  // again at once (rarely), so a few tries must see it there at least once.
+  bool seen_there = false;
+  for (int attempt = 0; attempt < 5 && !seen_there; ++attempt) {
+    const int from = sched_getcpu();
+    ASSERT_GE(from, 0);
+    const int to = MoveOffCpu(from, [](int) { return false; });
+    seen_there = sched_getcpu() == to;
+    ASSERT_GE(to, 0);
+    EXPECT_NE(to, from);
+    EXPECT_TRUE(CPU_ISSET(to, &before));
+    const cpu_set_t after = Allowed();
+    EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  }
+  EXPECT_TRUE(seen_there);
 }
 
 TEST(CpuMove, SkipsAvoidedCpus) {
@@ -45,7 +51,7 @@ TEST(CpuMove, SkipsAvoidedCpus) {
   for (int c = 0; c < CPU_SETSIZE && first_other < 0; ++c)
     if (c != from && CPU_ISSET(c, &before)) first_other = c;
   const int to = MoveOffCpu(from, [&](int c) { return c == first_other; });
-  ASSERT_GE(to, 0);
+  ASSERT_GE(to, 0);  // (what the call chose: where the thread runs now is the scheduler's)
   EXPECT_NE(to, first_other);
   EXPECT_NE(to, from);
 }

@@ -112,6 +112,10 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_YIELD_US", T::kInt, "2000",
        "Microseconds a waiting thread keeps polling while yielding the core to other runnable "
        "threads, before it sleeps (back-off up to 1 ms)."},
+      {"TUTTI_MOVE_WAITERS", T::kBool, "1",
+       "A waiting thread that finds a rank it waits for running on its own CPU (ranks of a "
+       "communicator on one host) moves itself to an allowed CPU no rank waits on; 0: it only "
+       "yields its CPU to that rank."},
       {"TUTTI_LOCAL_ENGINE", T::kString, "inline",
        "Where collectives' copies and reductions on host memory run: inline (on the thread that "
        "progresses the call) or worker (a thread of the communicator, overlapping them with "

@@ -80,7 +80,7 @@ Status CollWork::Wait(double timeout_s) {
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   P2PEngine* engine = engine_.get();
   // (A collective may wait for any rank.)
-  const int spin_us = spin_us_ > 0 ? engine->SpinUs(0, engine->options().size) : spin_us_;
+  const int spin_us = engine->SpinUs(0, engine->options().size, spin_us_);
   Waiter waiter(spin_us, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
   P2PEngine::WaiterScope waiting(engine);
   while (true) {

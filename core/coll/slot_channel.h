@@ -65,7 +65,7 @@ struct SlotDesc {
   bool operator!=(const SlotDesc& o) const { return !(*this == o); }
 };
 
-class SlotChannel : public CpuBoard {
+class SlotChannel final : public CpuBoard {
  public:
   struct Shape {
     int nranks = 0;

@@ -104,6 +104,7 @@ SlotWaitEnv Communicator::SlotEnv() const {
   env.default_timeout_s = timeout();
   env.spin_us = engine_->options().spin_us;
   env.yield_us = engine_->options().yield_us;
+  env.spread = engine_->options().move_waiters;
   return env;
 }
 

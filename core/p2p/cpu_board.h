@@ -9,6 +9,9 @@
 // an allowed CPU no rank of the board noted (MoveOffCpu), then spins again.
 #pragma once
 
+#include <chrono>
+#include <functional>
+
 namespace tutti {
 
 class CpuBoard {
@@ -16,7 +19,9 @@ class CpuBoard {
   virtual ~CpuBoard() = default;
   virtual int rank() const = 0;    // this rank's index on the board
   virtual int nranks() const = 0;  // the board's ranks (0..nranks-1)
-  // Notes that this rank waits on `cpu` (implementations store only when it changed).
+  // Notes that this rank waits on `cpu` (implementations store only when it changed). A note
+  // stays until the next: a rank that computes elsewhere now still counts where it last waited
+  // (which costs a waiter a spin or a move at worst, never a result).
   virtual void NoteCpu(int cpu) = 0;
   // The lowest rank of [lo, hi) but this one whose last note is `cpu`, or -1.
   virtual int RankOnCpu(int lo, int hi, int cpu) const = 0;
@@ -28,5 +33,13 @@ class CpuBoard {
 // thread. Only where spin_us > 0 (where ranks outnumber the cores nobody spins anyway). Notes the
 // thread's CPU on the board.
 int SpinUsBeside(CpuBoard& board, int lo, int hi, int spin_us, bool spread);
+
+// The same decision for a thread on `cpu`, whose last move was at *last_move (updated when it
+// tries one), reading the time from `clock` (only when it considers a move) and moving by `move`
+// (MoveOffCpu's contract): what SpinUsBeside runs, with what it reads from the system given.
+using CpuClock = std::chrono::steady_clock::time_point (*)();
+using CpuMover = std::function<int(int from, const std::function<bool(int)>& avoid)>;
+int SpinUsOnCpu(CpuBoard& board, int cpu, int lo, int hi, int spin_us, bool spread, CpuClock clock,
+                std::chrono::steady_clock::time_point* last_move, const CpuMover& move);
 
 }  // namespace tutti

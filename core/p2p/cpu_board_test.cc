@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <chrono>
 #include <functional>
 #include <thread>
 #include <vector>
 
 namespace tutti {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // A board in memory: every rank's last note (-1: none).
 class Board : public CpuBoard {
@@ -26,102 +29,92 @@ class Board : public CpuBoard {
   int me_;
 };
 
-// Pins the calling thread to `cpus`, running on the first when this returns.
-bool PinTo(const std::vector<int>& cpus) {
-  cpu_set_t s;
-  CPU_ZERO(&s);
-  CPU_SET(cpus[0], &s);
-  if (sched_setaffinity(0, sizeof(s), &s) != 0) return false;
-  for (int c : cpus) CPU_SET(c, &s);
-  return sched_setaffinity(0, sizeof(s), &s) == 0;
-}
-
-std::vector<int> AllowedCpus() {
-  cpu_set_t s;
-  CPU_ZERO(&s);
-  std::vector<int> out;
-  if (sched_getaffinity(0, sizeof(s), &s) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &s)) out.push_back(c);
-  return out;
-}
-
-// Each case on a fresh thread: the rate limit of moves is per thread.
-void OnThread(const std::function<void()>& f) { std::thread(f).join(); }
+// The decision with a clock and a mover under the test's control: CPUs 0..3 allowed.
+Clock::time_point fake_now = Clock::time_point(std::chrono::seconds(1000));
+struct Decide {
+  Board board;
+  Clock::time_point last_move{};
+  std::vector<int> moves_from;  // every move asked for
+  int Spin(int cpu, int lo, int hi, bool spread = true, int spin_us = 50) {
+    CpuMover mover = [this](int from, const std::function<bool(int)>& avoid) {
+      moves_from.push_back(from);
+      for (int c = 0; c < 4; ++c)
+        if (c != from && !avoid(c)) return c;
+      return -1;
+    };
+    return SpinUsOnCpu(board, cpu, lo, hi, spin_us, spread, [] { return fake_now; }, &last_move, mover);
+  }
+};
 
 TEST(CpuBoard, SpinsWhileTheAwaitedRanksRunElsewhereAndNotesItsCpu) {
-  const std::vector<int> cpus = AllowedCpus();
-  ASSERT_FALSE(cpus.empty());
-  OnThread([&] {
-    ASSERT_TRUE(PinTo({cpus[0]}));
-    Board b(3, 0);
-    EXPECT_EQ(SpinUsBeside(b, 1, 2, 50, true), 50);  // nobody noted a CPU yet
-    EXPECT_EQ(b.cpu_[0], cpus[0]);
-    b.cpu_[1] = cpus[0] + 1;
-    b.cpu_[2] = cpus[0];  // on this CPU, but not awaited
-    EXPECT_EQ(SpinUsBeside(b, 1, 2, 50, true), 50);
-    EXPECT_EQ(SpinUsBeside(b, 0, 3, 50, true), 0);  // awaited now (the lower rank: stays)
-    EXPECT_EQ(sched_getcpu(), cpus[0]);
-    EXPECT_EQ(SpinUsBeside(b, 0, 3, 0, true), 0);  // never spins where nobody may
-  });
+  Decide d{Board(3, 0)};
+  EXPECT_EQ(d.Spin(1, 1, 2), 50);  // nobody noted a CPU yet
+  EXPECT_EQ(d.board.cpu_[0], 1);
+  d.board.cpu_[1] = 2;
+  d.board.cpu_[2] = 1;  // on this CPU, but not awaited
+  EXPECT_EQ(d.Spin(1, 1, 2), 50);
+  EXPECT_EQ(d.Spin(1, 0, 3), 0);  // awaited now; the lower rank of the pair stays
+  EXPECT_EQ(d.Spin(1, 0, 3, true, 0), 0);  // never spins where nobody may
+  EXPECT_EQ(d.Spin(-1, 0, 3), 50);  // the CPU unknown: as ever
+  EXPECT_TRUE(d.moves_from.empty());
 }
 
-TEST(CpuBoard, TheLowerRankOfAPairYieldsAndStays) {
-  const std::vector<int> cpus = AllowedCpus();
-  OnThread([&] {
-    ASSERT_TRUE(PinTo(cpus));
-    Board b(2, 0);
-    const int cpu = sched_getcpu();
-    b.cpu_[1] = cpu;
-    EXPECT_EQ(SpinUsBeside(b, 1, 2, 50, true), 0);
-    EXPECT_EQ(b.cpu_[0], cpu);
-  });
+TEST(CpuBoard, TheHigherRankMovesToACpuNoRankNotedAtMostEvery100Ms) {
+  Decide d{Board(3, 2)};
+  d.board.cpu_[0] = 0;
+  d.board.cpu_[1] = 1;
+  EXPECT_EQ(d.Spin(0, 0, 2), 50);  // moved from CPU 0 past CPU 1 (rank 1's) to CPU 2
+  EXPECT_EQ(d.moves_from, std::vector<int>{0});
+  EXPECT_EQ(d.board.cpu_[2], 2);
+  // Put back beside rank 0 within 100 ms: yields; after them, moves again.
+  fake_now += std::chrono::milliseconds(99);
+  EXPECT_EQ(d.Spin(0, 0, 2), 0);
+  EXPECT_EQ(d.moves_from.size(), 1u);
+  fake_now += std::chrono::milliseconds(2);
+  EXPECT_EQ(d.Spin(0, 0, 2), 50);
+  EXPECT_EQ(d.moves_from.size(), 2u);
 }
 
-TEST(CpuBoard, TheHigherRankWithNowhereToGoYields) {
-  const std::vector<int> cpus = AllowedCpus();
-  OnThread([&] {  // one CPU allowed
-    ASSERT_TRUE(PinTo({cpus[0]}));
-    Board b(2, 1);
-    b.cpu_[0] = cpus[0];
-    EXPECT_EQ(SpinUsBeside(b, 0, 1, 50, true), 0);
-    EXPECT_EQ(sched_getcpu(), cpus[0]);
-  });
-  OnThread([&] {  // moving turned off
-    ASSERT_TRUE(PinTo(cpus));
-    Board b(2, 1);
-    b.cpu_[0] = sched_getcpu();
-    EXPECT_EQ(SpinUsBeside(b, 0, 1, 50, false), 0);
-  });
-  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
-  OnThread([&] {  // every other CPU has a rank
-    ASSERT_TRUE(PinTo({cpus[0], cpus[1]}));
-    Board b(3, 2);
-    b.cpu_[0] = cpus[0];
-    b.cpu_[1] = cpus[1];
-    EXPECT_EQ(SpinUsBeside(b, 0, 2, 50, true), 0);
-    EXPECT_EQ(sched_getcpu(), cpus[0]);
-  });
+TEST(CpuBoard, TheHigherRankWithNowhereToGoOrNotMovingYields) {
+  Decide full{Board(5, 4)};  // rank 0 on this rank's CPU, every other CPU has a rank too
+  full.board.cpu_ = {0, 1, 2, 3, -1};
+  EXPECT_EQ(full.Spin(0, 0, 4), 0);
+  EXPECT_EQ(full.moves_from, std::vector<int>{0});  // asked, found none
+  EXPECT_EQ(full.board.cpu_[4], 0);
+  Decide off{Board(2, 1)};
+  off.board.cpu_[0] = 0;
+  EXPECT_EQ(off.Spin(0, 0, 1, /*spread=*/false), 0);
+  EXPECT_TRUE(off.moves_from.empty());
 }
 
-TEST(CpuBoard, TheHigherRankMovesToAFreeCpuAtMostEvery100Ms) {
-  const std::vector<int> cpus = AllowedCpus();
-  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
-  OnThread([&] {
-    ASSERT_TRUE(PinTo({cpus[0], cpus[1]}));
+// SpinUsBeside on a real thread: its CPU noted, and with two CPUs allowed and a rank of the
+// board on the thread's CPU, the thread ends up elsewhere (moved, or the scheduler moved it
+// before the look) and spins; where it went is on the board.
+TEST(CpuBoard, SpinUsBesideReadsTheThreadsCpu) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) cpus.push_back(c);
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[0], &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
     Board b(2, 1);
+    EXPECT_EQ(SpinUsBeside(b, 0, 1, 50, true), 50);
+    EXPECT_EQ(b.cpu_[1], cpus[0]);
+    if (cpus.size() < 2) return;
     b.cpu_[0] = cpus[0];
+    CPU_SET(cpus[1], &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
     EXPECT_EQ(SpinUsBeside(b, 0, 1, 50, true), 50);
     EXPECT_EQ(b.cpu_[1], cpus[1]);
-    EXPECT_EQ(sched_getcpu(), cpus[1]);
-    cpu_set_t s;
-    ASSERT_EQ(sched_getaffinity(0, sizeof(s), &s), 0);
-    EXPECT_EQ(CPU_COUNT(&s), 2);  // allowed both again
-    // Put back beside rank 0 at once: yields rather than moving again.
-    ASSERT_TRUE(PinTo({cpus[0], cpus[1]}));
-    EXPECT_EQ(SpinUsBeside(b, 0, 1, 50, true), 0);
-    EXPECT_EQ(sched_getcpu(), cpus[0]);
-  });
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &one));  // its allowed set is what it was
+  }).join();
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ struct EngineOptions {
   size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer (POST: + kPostOverhead)
   int spin_us = 50;
   int yield_us = 2000;  // after spinning, poll while yielding the core until this
+  // A waiter that finds a rank it waits for on its own CPU may move to a free one (CpuBoard).
+  bool move_waiters = true;
   // A peer from which nothing (not even a heartbeat) arrived for this long is declared dead:
   // stopped, hung, or cut off by the network. 0 = no heartbeats. Every peer is sent a PING each
   // tenth of it, by the progress thread when nothing else polls.
@@ -131,11 +133,11 @@ class P2PEngine : public FrameSink {
     P2PEngine* e_;
   };
   // The board of the CPUs the communicator's ranks wait on (set before the first operation, when
-  // they all share this host). SpinUs(lo, hi): how long a waiter for ranks [lo, hi) spins
-  // (SpinUsBeside; options().spin_us without a board).
+  // they all share this host). SpinUs: how long a waiter for ranks [lo, hi) that would spin
+  // spin_us spins (SpinUsBeside; spin_us without a board).
   void SetCpuBoard(std::shared_ptr<CpuBoard> board) { board_ = std::move(board); }
-  int SpinUs(int lo, int hi) {
-    return board_ ? SpinUsBeside(*board_, lo, hi, opts_.spin_us, true) : opts_.spin_us;
+  int SpinUs(int lo, int hi, int spin_us) {
+    return board_ ? SpinUsBeside(*board_, lo, hi, spin_us, opts_.move_waiters) : spin_us;
   }
   // The source that wakes this rank when a peer writes to it (set before StartProgressThread).
   void SetWakeSource(std::shared_ptr<WakeSource> wake) { wake_ = std::move(wake); }

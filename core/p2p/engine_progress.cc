@@ -132,7 +132,8 @@ Status P2PEngine::Wait(const std::shared_ptr<Op>& op, double timeout_s) {
   const auto start = Clock::now();
   const auto deadline = start + WaitDuration(timeout_s);  // inf / NaN (TUTTI_TIMEOUT=inf): ~3 years
   // (An any-source receive may wait for any rank.)
-  const int spin_us = op->peer >= 0 ? SpinUs(op->peer, op->peer + 1) : SpinUs(0, opts_.size);
+  const int spin_us =
+      op->peer >= 0 ? SpinUs(op->peer, op->peer + 1, opts_.spin_us) : SpinUs(0, opts_.size, opts_.spin_us);
   Waiter waiter(spin_us, opts_.yield_us, [this](int us) { BlockUntilActivity(us); });
   // While spinning, a few polls per look at the clock.
   const int polls = spin_us > 0 ? 8 : 1;

@@ -12,8 +12,6 @@
 namespace tutti {
 
 namespace {
-// Upper bound of bytes read from one socket per Progress call, for fairness between peers.
-constexpr size_t kReadBudget = 8 << 20;
 // Bytes a read asks for when it is not the rest of a large payload (Sock::rbuf).
 constexpr size_t kReadAhead = 16 << 10;
 // An idle bulk socket, when no bulk bytes are owed, is read at least every 2^kMaxIdleExp-th pass.
@@ -142,16 +140,17 @@ Status TcpConnection::EndOfPart(Sock& s, FrameSink& sink) {
 Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
   bool moved = false;
   bool drained = false;  // a read returned less than it asked for: nothing more to read now
-  size_t budget = kReadBudget;
-  while (budget > 0 && !closed_) {
-    // What was read ahead goes first.
+  size_t budget = opts_.read_budget;
+  while (!closed_) {
+    // What was read ahead goes first, all of it: a pass leaves nothing in the read-ahead (but
+    // when the connection closed or failed), since no wait fd would show bytes kept there.
     if (s.rpos < s.rlen) {
       TUTTI_ASSIGN_OR_RETURN(size_t k, Take(s, s.rbuf.get() + s.rpos, s.rlen - s.rpos, sink));
       s.rpos += k;
       moved = true;
       continue;
     }
-    if (drained) break;
+    if (drained || budget == 0) break;
     ssize_t r;
     size_t asked;
     const size_t rest = s.in_payload ? s.h.payload_len - s.got : 0;

@@ -17,6 +17,9 @@ namespace tutti {
 
 struct TcpOptions {
   size_t max_payload = 2 << 20;  // bulk piece / eager limit the transport accepts
+  // Bytes read from one socket per Progress, for fairness between peers (a read that passes it
+  // still has what it read ahead handed on in the same pass).
+  size_t read_budget = 8 << 20;
 };
 
 class TcpConnection : public Connection {
@@ -31,6 +34,12 @@ class TcpConnection : public Connection {
   Result<bool> Progress(FrameSink& sink) override;
   size_t max_payload() const override { return opts_.max_payload; }
   size_t queued_bytes() const override { return queued_bytes_; }
+  // Also bytes kept in a read-ahead, which no wait fd shows (a pass normally leaves none).
+  bool HasLocalWork() const override {
+    for (const Sock& s : socks_)
+      if (s.rpos < s.rlen) return true;
+    return Connection::HasLocalWork();
+  }
   void AppendWaitFds(std::vector<int>* fds) const override;
   void ReleaseBuffers() override;
   void Close() override;

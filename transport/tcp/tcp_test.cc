@@ -18,7 +18,7 @@ struct Pair {
   std::unique_ptr<TcpConnection> a, b;  // a is rank 0, b is rank 1
 };
 
-Pair Connect(int nsocks) {
+Pair Connect(int nsocks, TcpOptions opts = {}) {
   auto l = TcpListener::Open("");
   EXPECT_TRUE(l.ok()) << l.status().ToString();
   TcpHandshake h0{42, 0, "s3cret", nsocks}, h1{42, 1, "s3cret", nsocks};
@@ -32,8 +32,8 @@ Pair Connect(int nsocks) {
   t.join();
   EXPECT_TRUE(got.ok()) << got.status().ToString();
   Pair p;
-  p.a = std::move(*TcpConnection::Make(1, (*got)[1], TcpOptions{}));
-  p.b = std::move(*TcpConnection::Make(0, fds1, TcpOptions{}));
+  p.a = std::move(*TcpConnection::Make(1, (*got)[1], opts));
+  p.b = std::move(*TcpConnection::Make(0, fds1, opts));
   return p;
 }
 
@@ -101,6 +101,36 @@ TEST(Tcp, FramesAroundTheReadAheadSizeArriveWhole) {
     EXPECT_EQ(sb.frames[i].h.id, i);
     EXPECT_EQ(sb.frames[i].payload, payloads[i]) << "frame " << i << " of " << sizes[i] << " bytes";
   }
+}
+
+// A pass whose read runs past the read budget still hands on every frame it read ahead: bytes
+// left in the read-ahead show on no wait fd, so a progress context would not name the
+// connection again (with the peer silent, never).
+TEST(Tcp, APassThatSpendsItsBudgetLeavesNothingReadAhead) {
+  TcpOptions tiny;
+  tiny.read_budget = 1;
+  Pair p = Connect(1, tiny), idle = Connect(1, tiny);
+  TcpContext ctx;  // two connections: the context asks epoll which ones to read
+  ctx.Attach(p.a.get());
+  ctx.Attach(idle.a.get());
+  RecordingSink sa, sb;
+  for (uint64_t i = 0; i < 5; ++i) {
+    const std::string s = "frame" + std::to_string(i);
+    ASSERT_TRUE(p.b->Enqueue(MakeHeader(FrameType::kData, i, s.size(), s.size()), s.data(), 0).ok());
+  }
+  for (int i = 0; i < 1000 && p.b->queued_bytes() > 0; ++i) ASSERT_TRUE(p.b->Progress(sb).ok());
+  ASSERT_EQ(p.b->queued_bytes(), 0u);
+  // Every pass the context asks for, until it names the connection no more.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sa.frames.size() < 5 && std::chrono::steady_clock::now() < until) {
+    std::vector<Connection*> ready;
+    ctx.Ready(&ready);
+    for (Connection* c : ready) ASSERT_TRUE(c->Progress(sa).ok());
+    if (ready.empty()) std::this_thread::yield();
+  }
+  ASSERT_EQ(sa.frames.size(), 5u);
+  for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(sa.frames[i].payload, "frame" + std::to_string(i));
+  EXPECT_FALSE(p.a->HasLocalWork());
 }
 
 // After ReleaseBuffers the queued frames' buffers may be freed: nothing more is read from them,
