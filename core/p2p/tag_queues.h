@@ -134,7 +134,10 @@ class TagQueues {
   // f(tag, item) for every item, tag by tag, each tag's in order.
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& [tag, q] : map_) q.ForEach([&](const Item& item) { f(tag, item); });
+    for (const auto& entry : map_) {
+      const int tag = entry.first;  // (a lambda may not capture a structured binding in C++17)
+      entry.second.ForEach([&](const Item& item) { f(tag, item); });
+    }
   }
   // Removes every item (and the spares: a cleared set is usually done with).
   void Clear() {
