@@ -137,9 +137,9 @@ Status TcpConnection::EndOfPart(Sock& s, FrameSink& sink) {
   return sink.OnFrame(peer(), h);
 }
 
-Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink) {
+Result<bool> TcpConnection::ReadSome(Sock& s, FrameSink& sink, bool may_recv) {
   bool moved = false;
-  bool drained = false;  // a read returned less than it asked for: nothing more to read now
+  bool drained = !may_recv;  // a read returned less than it asked for: nothing more to read now
   size_t budget = opts_.read_budget;
   while (!closed_) {
     // What was read ahead goes first, all of it: a pass leaves nothing in the read-ahead (but
@@ -220,12 +220,25 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
   if (closed_) return true;
   // Small frames all come on the first socket; the others carry only bulk frames, which follow
   // a CTS of ours. Reading an idle socket costs a system call per pass (with two sockets a
-  // third of an 8-byte all_reduce over loopback), so while the peer owes no bulk bytes an idle
-  // bulk socket is read every 2nd, 4th, ... up to every 16th pass (every pass again once it has
-  // data, is inside a frame, or bulk bytes are owed).
+  // third of an 8-byte all_reduce over loopback). With read hints (UseReadHints) a socket is
+  // read only when the context saw it readable. Without them, or on a pass whose context asked
+  // no poll, every socket is read, but while the peer owes no bulk bytes an idle bulk socket is
+  // read only every 2nd, 4th, ... up to every 16th pass (every pass again once it has data, is
+  // inside a frame, or bulk bytes are owed).
+  const bool every = !hinted_ || all_readable_;
+  all_readable_ = false;
   for (size_t i = 0; i < socks_.size(); ++i) {
     Sock& s = socks_[i];
+    const bool marked = s.readable;
+    s.readable = false;
     if (s.fd < 0) continue;
+    if (!every) {
+      if (!marked && s.rpos == s.rlen) continue;
+      TUTTI_ASSIGN_OR_RETURN(bool r, ReadSome(s, sink, /*may_recv=*/marked));
+      moved = moved || r;
+      if (closed_) return true;
+      continue;
+    }
     if (i > 0 && s.skip > 0) {
       --s.skip;
       continue;

@@ -41,6 +41,17 @@ class TcpConnection : public Connection {
     return Connection::HasLocalWork();
   }
   void AppendWaitFds(std::vector<int>* fds) const override;
+  // Read hints, from a context that asks epoll which sockets have something (TcpContext): once
+  // UseReadHints was called, a Progress reads a socket (a system call) only when the context
+  // marked it readable since the last Progress (MarkReadable, by its index in AppendWaitFds'
+  // order) or marked every socket (MarkAllReadable, for a pass that asked no poll); otherwise it
+  // only hands on what it read ahead earlier. A connection named for its output alone (a send to
+  // a peer that sends nothing back: the root of a broadcast) so makes no recv that finds nothing.
+  void UseReadHints() { hinted_ = true; }
+  void MarkReadable(size_t sock) {
+    if (sock < socks_.size()) socks_[sock].readable = true;
+  }
+  void MarkAllReadable() { all_readable_ = true; }
   void ReleaseBuffers() override;
   void Close() override;
 
@@ -70,10 +81,12 @@ class TcpConnection : public Connection {
     // A bulk socket (all but the first) that found nothing is read only every 2^idle_exp-th
     // pass (skip: passes left to leave it alone): see Progress.
     uint32_t idle_exp = 0, skip = 0;
+    bool readable = false;  // MarkReadable since the last Progress
   };
   TcpConnection(int peer, const TcpOptions& opts) : Connection(peer), opts_(opts) {}
   Result<bool> WriteSome(Sock& s);
-  Result<bool> ReadSome(Sock& s, FrameSink& sink);
+  // may_recv false: only what was read ahead is handed on.
+  Result<bool> ReadSome(Sock& s, FrameSink& sink, bool may_recv = true);
   // Feeds n bytes of the socket's stream to its frame state (a header, then its payload);
   // returns how many it took (at most the rest of the current header or payload).
   Result<size_t> Take(Sock& s, const char* p, size_t n, FrameSink& sink);
@@ -94,6 +107,8 @@ class TcpConnection : public Connection {
   std::unordered_map<uint64_t, uint64_t> announced_;  // RTS received, no CTS/NACK yet: id -> size
   uint64_t bulk_owed_ = 0;
   bool closed_ = false;
+  bool hinted_ = false;        // UseReadHints
+  bool all_readable_ = false;  // MarkAllReadable since the last Progress
 };
 
 }  // namespace tutti

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/base/logging.h"
+#include "transport/tcp/tcp_connection.h"
 
 namespace tutti {
 
@@ -19,14 +20,20 @@ TcpContext::~TcpContext() {
 }
 
 void TcpContext::Attach(Connection* c) {
+  // (Read hints only for our own connections; another kind is read on every pass it is named.)
+  auto* tcp = dynamic_cast<TcpConnection*>(c);
   conns_.push_back(c);
+  tcp_.push_back(tcp);
   if (epfd_ < 0) return;
   std::vector<int> fds;
   c->AppendWaitFds(&fds);
-  for (int fd : fds) {
+  if (tcp != nullptr) tcp->UseReadHints();
+  for (size_t i = 0; i < fds.size(); ++i) {
+    const int fd = fds[i];
+    sockets_.push_back(Socket{c, tcp, i});
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;  // errors and hang-ups are always reported
-    ev.data.ptr = c;
+    ev.data.ptr = &sockets_.back();
     events_.emplace_back();
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       TUTTI_LOG(Warn, Net, "epoll_ctl failed (%d): polling every TCP connection", errno);
@@ -37,9 +44,16 @@ void TcpContext::Attach(Connection* c) {
   }
 }
 
+void TcpContext::NameAll(std::vector<Connection*>* out) {
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    if (tcp_[i] != nullptr) tcp_[i]->MarkAllReadable();
+    out->push_back(conns_[i]);
+  }
+}
+
 void TcpContext::Ready(std::vector<Connection*>* out) {
   if (epfd_ < 0 || conns_.size() <= kPollEachUpTo) {
-    out->insert(out->end(), conns_.begin(), conns_.end());
+    NameAll(out);
     return;
   }
   marks_.clear();
@@ -47,10 +61,14 @@ void TcpContext::Ready(std::vector<Connection*>* out) {
     if (c->HasLocalWork()) marks_.push_back(c);
   // Room for every socket: level-triggered, so asking again would only repeat the same ones.
   const int n = epoll_wait(epfd_, events_.data(), static_cast<int>(events_.size()), 0);
-  for (int i = 0; i < n; ++i) marks_.push_back(static_cast<Connection*>(events_[i].data.ptr));
   if (n < 0 && errno != EINTR) {  // should not happen; be safe rather than miss data
-    out->insert(out->end(), conns_.begin(), conns_.end());
+    NameAll(out);
     return;
+  }
+  for (int i = 0; i < n; ++i) {
+    const Socket* s = static_cast<const Socket*>(events_[i].data.ptr);
+    if (s->tcp != nullptr) s->tcp->MarkReadable(s->index);
+    marks_.push_back(s->conn);
   }
   std::sort(marks_.begin(), marks_.end());
   marks_.erase(std::unique(marks_.begin(), marks_.end()), marks_.end());

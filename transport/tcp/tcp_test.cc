@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -382,6 +383,56 @@ TEST(TcpContext, FewConnectionsAreAllNamed) {
   std::vector<Connection*> r;
   ctx.Ready(&r);
   EXPECT_EQ(r.size(), TcpContext::kPollEachUpTo);
+}
+
+// Waits (bounded) until connection c's first socket has bytes to read.
+bool ReadableSoon(TcpConnection& c) {
+  std::vector<int> fds;
+  c.AppendWaitFds(&fds);
+  pollfd pfd{fds.at(0), POLLIN, 0};
+  return poll(&pfd, 1, 10000) == 1;
+}
+
+// With read hints a connection named for its output alone (a frame it sent, to report) makes no
+// recv: what arrived meanwhile waits for the pass in which epoll names its socket.
+TEST(TcpContext, AConnectionNamedForItsOutputAloneReadsNothing) {
+  std::vector<Pair> pairs;
+  for (size_t i = 0; i <= TcpContext::kPollEachUpTo; ++i) pairs.push_back(Connect(2));
+  TcpContext ctx;
+  for (Pair& p : pairs) ctx.Attach(p.a.get());
+  TcpConnection& a = *pairs[0].a;
+  const std::string out(32, 'o'), in = "from b";
+  ASSERT_TRUE(a.Enqueue(MakeHeader(FrameType::kPost, 1, out.size(), out.size(), -3), out.data(), 11).ok());
+  std::vector<Connection*> r;
+  ctx.Ready(&r);
+  ASSERT_EQ(r, std::vector<Connection*>{&a});  // its output only: nothing came in yet
+  RecordingSink sb, sa;
+  ASSERT_TRUE(pairs[0].b->Enqueue(MakeHeader(FrameType::kData, 2, in.size(), in.size()), in.data(), 0).ok());
+  for (int i = 0; i < 1000 && pairs[0].b->queued_bytes() > 0; ++i) ASSERT_TRUE(pairs[0].b->Progress(sb).ok());
+  ASSERT_TRUE(ReadableSoon(a));
+  ASSERT_TRUE(a.Progress(sa).ok());
+  EXPECT_EQ(sa.sent, std::vector<uint64_t>{11});
+  EXPECT_TRUE(sa.frames.empty());  // not read: epoll had not named the socket
+  // The next pass names it for its input, and the frame is read.
+  r.clear();
+  ctx.Ready(&r);
+  ASSERT_EQ(r, std::vector<Connection*>{&a});
+  ASSERT_TRUE(a.Progress(sa).ok());
+  ASSERT_EQ(sa.frames.size(), 1u);
+  EXPECT_EQ(sa.frames[0].payload, in);
+  // A pass that asks no poll (one connection: every socket counts as readable) reads too.
+  TcpContext one;
+  Pair q = Connect(1);
+  one.Attach(q.a.get());
+  ASSERT_TRUE(q.b->Enqueue(MakeHeader(FrameType::kData, 3, in.size(), in.size()), in.data(), 0).ok());
+  for (int i = 0; i < 1000 && q.b->queued_bytes() > 0; ++i) ASSERT_TRUE(q.b->Progress(sb).ok());
+  ASSERT_TRUE(ReadableSoon(*q.a));
+  RecordingSink sq;
+  r.clear();
+  one.Ready(&r);
+  ASSERT_EQ(r, std::vector<Connection*>{q.a.get()});
+  ASSERT_TRUE(q.a->Progress(sq).ok());
+  EXPECT_EQ(sq.frames.size(), 1u);
 }
 
 }  // namespace
