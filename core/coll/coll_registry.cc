@@ -55,18 +55,31 @@ size_t CollRegistry::InFlight() {
   return active_.size();
 }
 
-bool CollRegistry::AdvanceAll() {
-  std::vector<std::shared_ptr<CollRun>> runs;
+bool CollRegistry::AdvanceAll(CollRun* also) {
+  // The runs are advanced outside the lock, from a list per thread: a fresh list on every pass of
+  // a wait would allocate each time. (Appended to and cut back to where it was, should an
+  // Advance ever come back here.)
+  thread_local std::vector<std::shared_ptr<CollRun>> runs;
+  const size_t base = runs.size();
   {
     std::lock_guard<std::mutex> lock(mu_);
     DropFinishedLocked();
-    runs = active_;
+    runs.insert(runs.end(), active_.begin(), active_.end());
   }
-  bool moved = false;
-  for (auto& r : runs) {
-    uint64_t before = r->steps_done();
-    bool finished = r->Advance();
+  const size_t end = runs.size();
+  bool moved = false, saw = also == nullptr;
+  for (size_t i = base; i < end; ++i) {
+    CollRun* r = runs[i].get();  // (the list may move if it grows; the run does not)
+    saw = saw || r == also;
+    const uint64_t before = r->steps_done();
+    const bool finished = r->Advance();
     moved = moved || finished || r->steps_done() != before;
+  }
+  runs.resize(base);
+  if (!saw) {
+    const uint64_t before = also->steps_done();
+    const bool finished = also->Advance();
+    moved = moved || finished || also->steps_done() != before;
   }
   return moved;
 }
@@ -84,8 +97,10 @@ Status CollWork::Wait(double timeout_s) {
   Waiter waiter(spin_us, yield_us_, [engine](int us) { engine->BlockUntilActivity(us); });
   P2PEngine::WaiterScope waiting(engine);
   while (true) {
-    bool moved = registry_->AdvanceAll();  // also drives collectives nobody waits on yet
-    if (run_->Advance()) return run_->status();
+    // Every collective in flight (those nobody waits on yet too), ours among them: one poll of
+    // the connections per run.
+    bool moved = registry_->AdvanceAll(run_.get());
+    if (run_->done()) return run_->status();
     auto now = Clock::now();
     if (now >= deadline) {
       char secs[32];

@@ -24,8 +24,9 @@ class CollRegistry {
   void EndIssue(std::shared_ptr<CollRun> run);
   // Collectives in flight (not yet finished).
   size_t InFlight();
-  // Advances every collective in flight; true if any completed a step or finished.
-  bool AdvanceAll();
+  // Advances every collective in flight, and `also` (if given) when it is not among them; true
+  // if any completed a step or finished.
+  bool AdvanceAll(CollRun* also = nullptr);
   // True while any collective is in flight.
   bool Active();
 
@@ -47,8 +48,8 @@ class CollWork : public WorkImpl {
         default_timeout_s_(default_timeout_s), spin_us_(spin_us), yield_us_(yield_us) {}
   Status Wait(double timeout_s) override;
   bool Test() override {
-    registry_->AdvanceAll();
-    return run_->Advance();
+    registry_->AdvanceAll(run_.get());
+    return run_->done();
   }
   bool IsCompleted() const override { return run_->done(); }
   Status status() const override { return run_->status(); }

@@ -235,6 +235,9 @@ bool CollectiveRun::Advance() {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return done();
   if (done()) return true;
+  // What the engine learned since the last look; before a run's first posts, what arrived
+  // meanwhile: data it then takes at once, or a peer's word that the communicator failed, which
+  // fails the call before it sends anything. (Posting polls only the connection posted to.)
   engine_->Poll();
   Status st;
   auto fail = [&](const Status& why, bool local) {

@@ -146,7 +146,10 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
       }
     }
     TUTTI_LOG(Trace, P2P, "posted %s", op->Describe().c_str());
-    ProgressLocked();
+    // Only this peer's connection: a send goes out (or is queued) as it is started; what other
+    // connections have is left to the next progress pass, which the caller's wait makes anyway
+    // (a pass asks every transport's context, an epoll_wait for tcp, per posted operation).
+    ProgressPeerLocked(peer);
   }
   return op;
 }

@@ -245,6 +245,8 @@ class P2PEngine : public FrameSink {
   // never holds up the progress of the others. True if it copied anything.
   bool RunAccesses();
   bool ProgressLocked();
+  // Drives peer i's connection alone (if it has one and it is open); true if it moved.
+  bool ProgressPeerLocked(int i);
   void CheckPeersLocked();
   // Sends PINGs when due and fails peers that have been silent for the heartbeat timeout.
   void HeartbeatLocked(std::chrono::steady_clock::time_point now);

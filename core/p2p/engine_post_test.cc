@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/p2p/engine.h"
+#include "transport/context.h"
 #include "transport/conformance/pairs.h"
 
 namespace tutti {
@@ -20,9 +21,25 @@ using conformance::PairFactory;
 constexpr int kTag = -7;     // a collective's tag
 constexpr uint32_t kSig = 0x1234567;
 
+// Names every connection, counting how often it was asked.
+class CountingContext : public TransportContext {
+ public:
+  explicit CountingContext(int* asked) : asked_(asked) {}
+  void Attach(Connection* c) override { conns_.push_back(c); }
+  void Ready(std::vector<Connection*>* out) override {
+    ++*asked_;
+    out->insert(out->end(), conns_.begin(), conns_.end());
+  }
+
+ private:
+  int* asked_;
+  std::vector<Connection*> conns_;
+};
+
 class EnginePost : public ::testing::TestWithParam<PairFactory> {
  protected:
-  void Start(size_t eager_budget = 4 << 20) {
+  // `asked` (optional): rank 0's transport context counts its Ready calls there.
+  void Start(size_t eager_budget = 4 << 20, int* asked = nullptr) {
     conformance::Pair pair = GetParam().make();
     ASSERT_TRUE(pair.a && pair.b);
     keep_ = pair.keep;
@@ -34,6 +51,7 @@ class EnginePost : public ::testing::TestWithParam<PairFactory> {
       o.eager_budget = eager_budget;
       (r == 0 ? a_ : b_) = std::make_unique<P2PEngine>(o);
     }
+    if (asked != nullptr) a_->AddContext(pair.a->name(), std::make_unique<CountingContext>(asked));
     a_->SetConnection(1, std::move(pair.a));
     b_->SetConnection(0, std::move(pair.b));
   }
@@ -75,6 +93,23 @@ TEST_P(EnginePost, ACollectiveSendCompletesWithoutTheReceiver) {
   ASSERT_TRUE(DriveBothUntil([&] { return Done(recv); }));
   ASSERT_TRUE(recv->status.ok()) << recv->status.ToString();
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<char>(i * 7)) << i;
+}
+
+// Posting drives the connection posted to, not a pass over every connection (for tcp an
+// epoll_wait per posted message): an eager send is out, and complete, when its post returns.
+TEST_P(EnginePost, AnEagerSendIsOutAtItsPostWithoutAPassOverEveryConnection) {
+  int asked = 0;
+  Start(4 << 20, &asked);
+  asked = 0;
+  std::vector<char> data(48, 5), got(48);
+  auto send = Send(data);
+  ASSERT_NE(send, nullptr);
+  EXPECT_EQ(asked, 0) << "the post asked the transport's context for connections with work";
+  EXPECT_TRUE(Done(send)) << "the eager send was not complete when its post returned";
+  auto recv = *b_->PostRecv(got.data(), got.size(), 0, kTag, kSig);
+  ASSERT_TRUE(DriveBothUntil([&] { return Done(recv) && Done(send); }));
+  ASSERT_TRUE(recv->status.ok()) << recv->status.ToString();
+  EXPECT_EQ(got, data);
 }
 
 TEST_P(EnginePost, APointToPointSendStillWaitsForItsReceive) {

@@ -34,21 +34,24 @@ bool P2PEngine::ProgressLocked() {
   for (auto& [name, ctx] : contexts_) ctx->Ready(&ready);
   for (Connection* conn : ready) {
     const int i = conn->peer();
-    Peer& p = peers_[i];
-    if (p.conn.get() != conn || !p.closed.ok()) continue;
-    Result<bool> r = p.conn->Progress(*this);
-    if (!r.ok()) {
-      if (!p.closed.ok()) {  // the peer said CLOSE, then its end went away: expected
-        p.conn->Close();
-        continue;
-      }
-      FailPeerLocked(static_cast<int>(i), r.status(), true);
-      continue;
-    }
-    moved = moved || *r;
+    if (peers_[i].conn.get() != conn) continue;
+    moved = ProgressPeerLocked(i) || moved;
   }
   ready_.swap(ready);
   return moved;
+}
+
+bool P2PEngine::ProgressPeerLocked(int i) {
+  Peer& p = peers_[i];
+  if (!p.conn || !p.closed.ok()) return false;
+  Result<bool> r = p.conn->Progress(*this);
+  if (r.ok()) return *r;
+  if (!p.closed.ok()) {  // the peer said CLOSE, then its end went away: expected
+    p.conn->Close();
+    return false;
+  }
+  FailPeerLocked(i, r.status(), true);
+  return false;
 }
 
 void P2PEngine::CheckPeersLocked() {
