@@ -20,6 +20,9 @@ struct TcpOptions {
   // Bytes read from one socket per Progress, for fairness between peers (a read that passes it
   // still has what it read ahead handed on in the same pass).
   size_t read_budget = 8 << 20;
+  // Whether bulk pieces may go on the control socket (socket 0) too: -1 decides by the peer's
+  // address (yes when it is this host's: see TcpConnection::BulkSocket), 0 no, 1 yes.
+  int bulk_on_control = -1;
 };
 
 class TcpConnection : public Connection {
@@ -84,6 +87,13 @@ class TcpConnection : public Connection {
     bool readable = false;  // MarkReadable since the last Progress
   };
   TcpConnection(int peer, const TcpOptions& opts) : Connection(peer), opts_(opts) {}
+  // Bulk pieces of at least this many bytes go by the kernel's unsent bytes too (BulkSocket).
+  static constexpr size_t kAskKernelFrom = 256 << 10;
+  // The socket a bulk piece of `bytes` goes to.
+  size_t BulkSocket(size_t bytes) const;
+  // Whether the control socket's two ends have one address (or a loopback one): the peer is on
+  // this host.
+  static bool SameHost(int fd);
   Result<bool> WriteSome(Sock& s);
   // may_recv false: only what was read ahead is handed on.
   Result<bool> ReadSome(Sock& s, FrameSink& sink, bool may_recv = true);
@@ -107,6 +117,7 @@ class TcpConnection : public Connection {
   std::unordered_map<uint64_t, uint64_t> announced_;  // RTS received, no CTS/NACK yet: id -> size
   uint64_t bulk_owed_ = 0;
   bool closed_ = false;
+  bool bulk_on_control_ = true;  // TcpOptions::bulk_on_control, decided
   bool hinted_ = false;        // UseReadHints
   bool all_readable_ = false;  // MarkAllReadable since the last Progress
 };
