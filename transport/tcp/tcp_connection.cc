@@ -79,10 +79,9 @@ Status TcpConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_
   s.out.push_back({h, payload, cookie, 0});
   s.queued += h.payload_len;
   queued_bytes_ += kFrameHeaderSize + h.payload_len;
-  if (s.out.size() == 1) {
-    Result<bool> r = WriteSome(s);
-    if (!r.ok()) return r.status();
-  }
+  // (A failed write leaves the frame queued: the next Progress meets the error again, and first
+  // reads what the peer sent before it went away.)
+  if (s.out.size() == 1) (void)WriteSome(s);
   return OkStatus();
 }
 
@@ -262,8 +261,16 @@ Result<bool> TcpConnection::Progress(FrameSink& sink) {
       continue;
     }
     if (!s.out.empty()) {
-      TUTTI_ASSIGN_OR_RETURN(bool w, WriteSome(s));
-      moved = moved || w;
+      Result<bool> w = WriteSome(s);
+      if (!w.ok()) {
+        // A peer that leaves says why first (CLOSE, with its error) and then its end goes away;
+        // a write can meet the reset before that frame is read. Hand on what it sent first, so
+        // the protocol learns the reason (rank 1 died), not only that a send failed.
+        for (Sock& r : socks_)
+          if (r.fd >= 0 && !closed_) (void)ReadSome(r, sink);
+        return w.status();
+      }
+      moved = moved || *w;
     }
   }
   // What left goes first: the protocol must learn that a send left before it reads that the

@@ -442,6 +442,40 @@ bool ReadableSoon(TcpConnection& c) {
   return poll(&pfd, 1, 10000) == 1;
 }
 
+// A peer that leaves says why (its last frame) and then its end goes away; a write of ours can
+// meet the reset before we read that frame. The frame is handed on before the write's error, so
+// the protocol learns the peer's reason (which rank died), not only that a send failed.
+TEST(Tcp, WhatThePeerSaidBeforeItLeftComesBeforeTheWriteError) {
+  Pair p = Connect(2);
+  p.a->UseReadHints();  // named for its output only (no socket marked readable): no reads but on error
+  RecordingSink sa, sb;
+  const std::string bye = "rank 1 died";
+  ASSERT_TRUE(p.b->Enqueue(MakeHeader(FrameType::kClose, 0, bye.size(), bye.size()), bye.data(), 0).ok());
+  for (int i = 0; i < 1000 && p.b->queued_bytes() > 0; ++i) ASSERT_TRUE(p.b->Progress(sb).ok());
+  ASSERT_TRUE(ReadableSoon(*p.a));
+  // Its end goes away with our next bytes unread: they get a reset, and later writes fail.
+  std::vector<int> bfds;
+  p.b->AppendWaitFds(&bfds);
+  for (int fd : bfds) {
+    linger l{1, 0};  // close with a reset
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    shutdown(fd, SHUT_RDWR);
+  }
+  p.b.reset();
+  const std::string big(1 << 20, 'x');
+  Status failed;
+  for (int k = 0; k < 256 && failed.ok(); ++k) {
+    ASSERT_TRUE(p.a->Enqueue(MakeHeader(FrameType::kData, 9 + k, big.size(), big.size()), big.data(), 0).ok());
+    for (int i = 0; i < 50 && failed.ok() && p.a->queued_bytes() > 0; ++i) {
+      Result<bool> r = p.a->Progress(sa);
+      if (!r.ok()) failed = r.status();
+    }
+  }
+  ASSERT_FALSE(failed.ok()) << "writing to a peer that reset its end kept succeeding";
+  ASSERT_FALSE(sa.frames.empty()) << "the peer's last frame was not handed on: " << failed.ToString();
+  EXPECT_EQ(sa.frames[0].payload, bye);
+}
+
 // With read hints a connection named for its output alone (a frame it sent, to report) makes no
 // recv: what arrived meanwhile waits for the pass in which epoll names its socket.
 TEST(TcpContext, AConnectionNamedForItsOutputAloneReadsNothing) {
