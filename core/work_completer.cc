@@ -19,7 +19,12 @@ constexpr double kLastWaitS = 0.05;
 
 WorkCompleter::WorkCompleter(Options o) : opts_(std::move(o)) {}
 
-WorkCompleter::~WorkCompleter() { Stop(); }
+WorkCompleter::~WorkCompleter() {
+  Stop();
+  // Destroyed by its own thread, as that thread ends (its last owner let go during a callback:
+  // see Main): nothing touches the object after this, so the thread goes on alone to its end.
+  if (thread_.joinable()) thread_.detach();
+}
 
 Status WorkCompleter::Add(const Work& work, Callback fn) {
   const std::string who = "rank " + std::to_string(opts_.rank) + ": completion callback";
@@ -39,7 +44,7 @@ Status WorkCompleter::Add(const Work& work, Callback fn) {
   if (stopping_) return InvalidUsage(who + " after the communicator was destroyed");
   incoming_.push_back({std::move(w), std::move(fn), Clock::now() + WaitDuration(opts_.timeout_s)});
   ++pending_count_;
-  if (!thread_.joinable()) thread_ = std::thread([this] { Main(); });
+  if (!thread_.joinable()) thread_ = std::thread([this] { std::shared_ptr<WorkCompleter> last = Main(); });
   cv_.notify_one();
   return OkStatus();
 }
@@ -72,9 +77,10 @@ void WorkCompleter::Fire(Entry& e, const Status& st) {
   e.fn = nullptr;  // what it captured goes now, not when the completer ends
 }
 
-void WorkCompleter::Main() {
+std::shared_ptr<WorkCompleter> WorkCompleter::Main() {
   std::vector<Entry> pending;
   Waiter waiter(opts_.spin_us, opts_.yield_us, opts_.block);
+  std::shared_ptr<WorkCompleter> last;  // once the thread is the completer's only owner
   for (;;) {
     bool stopping;
     {
@@ -83,8 +89,11 @@ void WorkCompleter::Main() {
       for (Entry& e : incoming_) pending.push_back(std::move(e));
       incoming_.clear();
       stopping = stopping_;
-      if (pending.empty() && stopping) return;
+      if (pending.empty() && stopping) return last;
     }
+    // Held while the functions run: one of them may let go of the completer's last other owner
+    // (null if it has no shared owner, or its owner is destroying it: then Stop ends us).
+    std::shared_ptr<WorkCompleter> self = last ? last : weak_from_this().lock();
     // Functions run in the order their Works were added when several complete in one pass.
     size_t fired = 0, kept = 0;
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -112,6 +121,13 @@ void WorkCompleter::Main() {
     if (fired > 0) {
       std::lock_guard<std::mutex> lock(mu_);
       pending_count_ -= fired;
+    }
+    if (self && !last && self.use_count() == 1) {
+      // Nobody else owns it any more, so nobody can Add or Stop: it stops as its destructor
+      // would have, and is destroyed as the thread ends (its destructor then lets the thread go).
+      last = self;
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
     }
     if (!pending.empty()) waiter.Pause(fired > 0);
   }

@@ -28,7 +28,10 @@
 
 namespace tutti {
 
-class WorkCompleter {
+// Owned by a shared_ptr (as the Communicator owns it), the completer may lose its last owner
+// inside one of its functions (a callback that held the communicator): its thread then keeps it
+// until that pass ends, runs what is left as Stop would, and destroys it as the thread ends.
+class WorkCompleter : public std::enable_shared_from_this<WorkCompleter> {
  public:
   using Callback = std::function<void(const Status&)>;
   struct Options {
@@ -60,7 +63,9 @@ class WorkCompleter {
     Callback fn;
     std::chrono::steady_clock::time_point deadline;
   };
-  void Main();
+  // The thread's loop; returns the completer's last reference when the thread found itself its
+  // only owner (dropped as the thread ends), else null.
+  std::shared_ptr<WorkCompleter> Main();
   // Runs `e`'s function with `st`, catching what it throws (a callback must not end the thread).
   void Fire(Entry& e, const Status& st);
 

@@ -202,5 +202,32 @@ TEST(WorkCompleter, RefusesEmptyWorkAndMissingFunction) {
   EXPECT_EQ(c.Add(Work(std::make_shared<ManualWork>()), nullptr).code(), Code::kInvalidArgument);
 }
 
+// A function may drop the last reference to the completer (a callback that held the
+// communicator that owns it): the completer finishes as Stop would, and is destroyed as its
+// thread ends, not from inside the function (which ended in std::terminate: a joinable thread
+// destroyed by itself).
+TEST(WorkCompleter, AFunctionMayLetGoOfTheCompletersLastOwner) {
+  auto c = std::make_shared<WorkCompleter>(Opts());
+  std::weak_ptr<WorkCompleter> watch = c;
+  auto first = std::make_shared<ManualWork>(), second = std::make_shared<ManualWork>();
+  std::atomic<int> ran{0};
+  Status second_status = InternalError("not called");
+  ASSERT_TRUE(c->Add(Work(first), [owner = c, &ran](const Status&) mutable {
+                 owner.reset();  // the last owner goes here
+                 ++ran;
+               }).ok());
+  ASSERT_TRUE(c->Add(Work(second), [&](const Status& st) {
+                 second_status = st;
+                 ++ran;
+               }).ok());
+  c.reset();
+  ASSERT_FALSE(watch.expired());  // the first function still owns it
+  first->Finish(OkStatus());
+  // The second Work never completes: the completer, stopping, gives it its last short wait.
+  ASSERT_TRUE(Eventually([&] { return ran.load() == 2; }, 10000ms));
+  ASSERT_TRUE(Eventually([&] { return watch.expired(); }));
+  EXPECT_EQ(second_status.code(), Code::kTimeout) << second_status.ToString();
+}
+
 }  // namespace
 }  // namespace tutti
