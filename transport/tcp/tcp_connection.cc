@@ -156,7 +156,6 @@ Result<size_t> TcpConnection::Take(Sock& s, const char* p, size_t n, FrameSink& 
     k = std::min(n, kFrameHeaderSize - s.hdr_got);
     std::memcpy(reinterpret_cast<char*>(&s.h) + s.hdr_got, p, k);
     s.hdr_got += k;
-    if (s.hdr_got < kFrameHeaderSize) return k;
   } else {
     k = std::min(n, s.h.payload_len - s.got);
     if (s.dst != nullptr) std::memcpy(s.dst + s.got, p, k);

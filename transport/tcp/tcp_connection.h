@@ -100,7 +100,7 @@ class TcpConnection : public Connection {
   // Feeds n bytes of the socket's stream to its frame state (a header, then its payload);
   // returns how many it took (at most the rest of the current header or payload).
   Result<size_t> Take(Sock& s, const char* p, size_t n, FrameSink& sink);
-  // The header or payload just completed: hands the frame on.
+  // Hands the frame on where the header or the payload is complete (else nothing to do).
   Status EndOfPart(Sock& s, FrameSink& sink);
   std::string Who() const;
 
