@@ -1,58 +1,47 @@
 // The frame: the unit every transport carries between two ranks.
 //
-// A frame is a 40-byte header followed by payload_len bytes. The point-to-point protocol
-// (core/p2p) defines what the types mean; transports only move frames in order and never look
-// inside the payload. Everything here arrives from another process and is validated before use.
+// A frame is a 40-byte header followed by payload_len bytes. Transports move frames in order
+// (bulk frames excepted, below) and never look inside the payload; what `type`, `tag`, `sig`,
+// `id` and `arg` mean is the point-to-point protocol's (core/p2p/frame_types.h), and it checks
+// them. A transport checks the envelope (ValidateEnvelope) before it hands a header on: every
+// header arrives from another process.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "core/base/status.h"
 
 namespace tutti {
 
-enum class FrameType : uint8_t {
-  kData = 1,   // eager message: tag, id, arg = size; payload = the bytes
-  kRts = 2,    // ready to send: tag, id, arg = size; payload = a buffer descriptor (maybe empty)
-  kCts = 3,    // clear to send: id (of the sender's message), arg = first byte the sender
-               // provides; payload = the receive buffer's descriptor (may be empty)
-  kBulk = 4,   // a piece of a message after CTS: id, arg = offset; payload = the bytes
-  kAck = 5,    // receiver matched and holds message id
-  kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size
-  kClose = 7,  // the peer is closing its communicator; payload = why, if it failed (text)
-  kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
-  kPing = 9,   // heartbeat: "I am alive and progressing"; no payload
-  kPost = 10,  // eager message that wants no ACK (collectives): as DATA; the receiver answers
-               // only a mismatch (NACK) and returns the bytes it held through CREDIT
-  kCredit = 11,  // arg = bytes of POST frames (payload + header) the receiver no longer holds
-};
-
 constexpr uint32_t kFrameMagic = 0x54555454;  // "TUTT"
 constexpr size_t kFrameHeaderSize = 40;
-// A descriptor (RTS payload) is small: pid + address today, a memory key tomorrow.
+// The longest descriptor a transport's ExposedRegion may have (the protocol sends descriptors
+// as payloads of its own frames, and bounds them by this).
 constexpr size_t kMaxDescriptorBytes = 256;
-// A CLOSE frame may say why the peer gave up (its error message), up to this long.
-constexpr size_t kMaxCloseReasonBytes = 2048;
+
+// FrameHeader::flags.
+// A piece of a payload the receiver asked for (it said how many such bytes it expects through
+// Connection::ExpectBulk): it may travel on a lane of its own (another socket), so it is not
+// ordered with the connection's other frames; the protocol places it by its header alone.
+constexpr uint8_t kFrameBulk = 1;
+constexpr uint8_t kKnownFrameFlags = kFrameBulk;
 
 struct FrameHeader {
   uint32_t magic = kFrameMagic;
-  FrameType type = FrameType::kData;
-  uint8_t reserved[3] = {0, 0, 0};
+  uint8_t type = 0;   // the protocol's (never 0 on the wire)
+  uint8_t flags = 0;  // kFrameBulk
+  uint8_t reserved[2] = {0, 0};
   int32_t tag = 0;
-  uint32_t sig = 0;          // DATA/RTS: the collective call's signature (0: point-to-point);
-                             // NACK: the receiver's signature
-  uint64_t id = 0;           // message id, chosen by the sender of the message
-  uint64_t arg = 0;          // size / offset / receiver's size, by type
+  uint32_t sig = 0;
+  uint64_t id = 0;
+  uint64_t arg = 0;
   uint64_t payload_len = 0;  // bytes that follow the header
 };
 static_assert(sizeof(FrameHeader) == kFrameHeaderSize, "frame header must be 40 bytes");
 
-const char* FrameTypeName(FrameType t);
-
-// Checks what can be checked without protocol state: magic, type, and that payload_len fits
-// the type (control frames carry none, RTS carries a descriptor, data/bulk at most max_payload).
-Status ValidateFrameHeader(const FrameHeader& h, uint64_t max_payload);
+// What a transport checks before it hands a header on: the magic, flags it knows, and a payload
+// of at most max_payload bytes (the transport's limit: nothing longer is ever sent).
+Status ValidateEnvelope(const FrameHeader& h, uint64_t max_payload);
 
 }  // namespace tutti

@@ -43,9 +43,17 @@ class RecordingSink : public FrameSink {
   std::map<std::tuple<int, uint64_t, uint64_t>, std::string> open_;
 };
 
-inline FrameHeader MakeHeader(FrameType t, uint64_t id, uint64_t arg, uint64_t len, int tag = 0) {
+// Frame types for transport tests. A transport carries the type without looking at it (the
+// protocol's are in core/p2p/frame_types.h); of a header it heeds only the bulk flag.
+struct TestFrame {
+  enum : uint8_t { kData = 1, kBulk = 4, kAck = 5, kClose = 7, kPing = 9, kPost = 10 };
+};
+
+// A header of type t (TestFrame::kBulk: flagged kFrameBulk).
+inline FrameHeader MakeHeader(uint8_t t, uint64_t id, uint64_t arg, uint64_t len, int tag = 0) {
   FrameHeader h;
   h.type = t;
+  h.flags = t == TestFrame::kBulk ? kFrameBulk : 0;
   h.id = id;
   h.arg = arg;
   h.payload_len = len;

@@ -30,7 +30,8 @@ namespace tutti {
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
-  // A header arrived (already validated by ValidateFrameHeader). Returns where its payload goes:
+  // A header arrived (its envelope checked by ValidateEnvelope: the rest is the sink's to check).
+  // Returns where its payload goes:
   // a buffer of at least h.payload_len bytes, or nullptr to discard it. An error fails the
   // connection (a protocol violation by the peer).
   virtual Result<void*> OnHeader(int peer, const FrameHeader& h) = 0;
@@ -82,6 +83,10 @@ class Connection {
   virtual Result<bool> Progress(FrameSink& sink) = 0;
   // Largest payload of one frame this transport accepts (bulk data is cut into such pieces).
   virtual size_t max_payload() const = 0;
+  // The peer is about to send `bytes` of payload in frames flagged kFrameBulk (the protocol asked
+  // for them): a transport that carries those on lanes of their own watches the lanes until they
+  // came.
+  virtual void ExpectBulk(uint64_t bytes) {}
   // Bytes queued and not yet on the wire (for pacing bulk data).
   virtual size_t queued_bytes() const = 0;
   // Whether Progress has work that no wait fd shows: frames queued, or frames handed to the wire

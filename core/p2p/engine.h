@@ -1,7 +1,7 @@
 // The point-to-point engine of one communicator: tag matching, the eager / rendezvous protocol
 // over the transport connections, waiting with timeouts, failure handling, and a progress thread.
 //
-// Protocol (frame types in transport/frame.h):
+// Protocol (frame types in core/p2p/frame_types.h):
 //  - size <= eager limit: DATA carries the bytes; the receiver answers ACK once a receive has
 //    taken them, or NACK with its own size if the sizes differ.
 //  - larger: RTS announces the size (and a descriptor when the transport can expose the buffer).
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/p2p/cpu_board.h"
+#include "core/p2p/frame_types.h"
 #include "core/p2p/op.h"
 #include "core/p2p/tag_queues.h"
 #include "transport/context.h"

@@ -14,11 +14,12 @@ std::string R(int rank) { return "rank " + std::to_string(rank); }
 }  // namespace
 
 void P2PEngine::SendControlLocked(Peer& p, FrameType type, uint64_t id, uint64_t arg, const std::string* payload) {
-  FrameHeader h;
-  h.type = type;
+  FrameHeader h = FrameOf(type);
   h.id = id;
   h.arg = arg;
   h.payload_len = payload ? payload->size() : 0;
+  // (A CLOSE's reason is cut to what the connection takes; descriptors always fit.)
+  if (type == FrameType::kClose) h.payload_len = std::min<uint64_t>(h.payload_len, p.conn->max_payload());
   Status st = p.conn->Enqueue(h, payload ? payload->data() : nullptr, 0);
   if (!st.ok()) TUTTI_LOG(Warn, P2P, "rank %d: could not send %s: %s", opts_.rank, FrameTypeName(type), st.ToString().c_str());
 }
@@ -39,14 +40,14 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
     op->eager = true;
     op->post = post;
     p.eager_inflight += cost;
-    h.type = post ? FrameType::kPost : FrameType::kData;
+    h.type = static_cast<uint8_t>(post ? FrameType::kPost : FrameType::kData);
     h.payload_len = op->size;
     p.sends[op->msg_id] = op;  // until OnSent (POST: the cookie is the id) or the ACK
     st = p.conn->Enqueue(h, op->buf, post ? op->msg_id : 0);
   } else {
     op->exposed = op->size > 0 ? p.conn->Expose(op->buf, op->size) : nullptr;
     const std::string* desc = op->exposed ? &op->exposed->descriptor() : nullptr;
-    h.type = FrameType::kRts;
+    h.type = static_cast<uint8_t>(FrameType::kRts);
     h.payload_len = desc ? desc->size() : 0;
     p.sends[op->msg_id] = op;
     st = p.conn->Enqueue(h, desc ? desc->data() : nullptr, 0);
@@ -66,8 +67,7 @@ bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_
                          : " matched a send of " + std::to_string(size) + " bytes: sizes differ";
   Complete(op, MismatchError(R(opts_.rank) + ": " + op->Describe() + what));
   if (p.closed.ok()) {
-    FrameHeader h;
-    h.type = FrameType::kNack;
+    FrameHeader h = FrameOf(FrameType::kNack);
     h.id = id;
     h.arg = op->size;
     h.sig = op->sig;
@@ -137,6 +137,7 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     op->bytes_done = 0;
     p.bulk_recvs[op->msg_id] = op;
   }
+  p.conn->ExpectBulk(size);  // the BULK frames the CTS asks for
   SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
 }
 
@@ -195,6 +196,7 @@ void P2PEngine::OnAccessDone(int peer, uint64_t cookie, const Status& st) {
                   opts_.rank, peer, st.ToString().c_str());
         op->bytes_done = 0;
         p.bulk_recvs[op->msg_id] = op;
+        p.conn->ExpectBulk(op->size);
         SendControlLocked(p, FrameType::kCts, op->msg_id, 0);
         return;
       }
@@ -229,8 +231,7 @@ void P2PEngine::PumpStreamingLocked(Peer& p) {
     std::shared_ptr<Op> op = p.streaming.front();
     size_t n = std::min(piece, op->size - op->bytes_done);
     bool last = op->bytes_done + n == op->size;
-    FrameHeader h;
-    h.type = FrameType::kBulk;
+    FrameHeader h = FrameOf(FrameType::kBulk);
     h.id = op->msg_id;
     h.arg = op->bytes_done;
     h.payload_len = n;
@@ -246,8 +247,10 @@ void P2PEngine::PumpStreamingLocked(Peer& p) {
 
 Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
+  // (The transport checked the envelope, the payload within its limit; the rest is ours to check.)
+  if (Status st = ValidateFrame(h, ~uint64_t{0}); !st.ok()) return st.WithContext("a frame from " + R(peer));
   p.last_heard = CoarseNow();  // per frame: the cheap clock (heartbeats count in seconds)
-  switch (h.type) {
+  switch (TypeOf(h)) {
     case FrameType::kData:
     case FrameType::kPost: {
       if (std::shared_ptr<Op> op = TakePostedLocked(p, peer, h.tag)) {
@@ -256,12 +259,12 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
         return static_cast<void*>(op->buf);
       }
       auto in = std::make_shared<Incoming>();
-      in->type = h.type;
+      in->type = TypeOf(h);
       in->id = h.id;
       in->tag = h.tag;
       in->sig = h.sig;
       in->size = h.arg;
-      in->data.resize(h.payload_len);  // bounded: the transport validated payload_len
+      in->data.resize(h.payload_len);  // bounded: validated above
       AddUnexpectedLocked(p, in);
       p.cur_in = in;
       return static_cast<void*>(in->data.data());
@@ -293,7 +296,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
 // Progress().
 Status P2PEngine::OnFrame(int peer, const FrameHeader& h) {
   Peer& p = peers_[peer];
-  switch (h.type) {
+  switch (TypeOf(h)) {
     case FrameType::kData:
     case FrameType::kPost: return OnDataLocked(p, peer, h);
     case FrameType::kCredit: return OnCreditLocked(p, peer, h);
@@ -313,7 +316,7 @@ Status P2PEngine::OnDataLocked(Peer& p, int peer, const FrameHeader& h) {
   if (p.cur_op) {
     Complete(p.cur_op, OkStatus());
     p.cur_op.reset();
-    ConsumedEagerLocked(p, h.type, h.id, h.payload_len);
+    ConsumedEagerLocked(p, TypeOf(h), h.id, h.payload_len);
   } else if (p.cur_in) {
     std::shared_ptr<Incoming> in = std::move(p.cur_in);
     in->complete = true;
@@ -321,7 +324,7 @@ Status P2PEngine::OnDataLocked(Peer& p, int peer, const FrameHeader& h) {
       std::shared_ptr<Op> op = std::move(in->waiting);
       if (op->size > 0) std::memcpy(op->buf, in->data.data(), op->size);
       Complete(op, OkStatus());
-      ConsumedEagerLocked(p, h.type, h.id, h.payload_len);
+      ConsumedEagerLocked(p, TypeOf(h), h.id, h.payload_len);
     }
   }
   return OkStatus();
@@ -377,7 +380,7 @@ Status P2PEngine::OnDoneLocked(Peer& p, int peer, const FrameHeader& h) {
 Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
   auto it = p.sends.find(h.id);
   if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
-  if (it == p.sends.end() && h.type == FrameType::kNack && h.sig != 0 && h.id > 0 && h.id < p.next_id) {
+  if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.sig != 0 && h.id > 0 && h.id < p.next_id) {
     // A POST whose send completed when it was sent: the call it belonged to (maybe finished)
     // did not match the peer's, so nothing this communicator does from here can be trusted.
     FailAllLocked(MismatchError(R(opts_.rank) + ": a collective message sent to rank " + std::to_string(peer) +
@@ -386,17 +389,17 @@ Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
     return OkStatus();
   }
   if (it == p.sends.end())
-    return ProtocolError(std::string(FrameTypeName(h.type)) + " for unknown message " +
+    return ProtocolError(std::string(FrameTypeName(TypeOf(h))) + " for unknown message " +
                          std::to_string(h.id) + " from " + R(peer));
   std::shared_ptr<Op> op = it->second;
-  if (h.type == FrameType::kCts && op->matched)
+  if (TypeOf(h) == FrameType::kCts && op->matched)
     return ProtocolError("second CTS for message " + std::to_string(h.id) + " from " + R(peer));
-  if (h.type != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
+  if (TypeOf(h) != FrameType::kCts || op->size == 0) p.sends.erase(it);  // else: ACK after the data
   op->matched = true;
-  if (op->eager && !op->post && h.type != FrameType::kCts) p.eager_inflight -= op->size;
-  if (h.type == FrameType::kAck) {
+  if (op->eager && !op->post && TypeOf(h) != FrameType::kCts) p.eager_inflight -= op->size;
+  if (TypeOf(h) == FrameType::kAck) {
     Complete(op, OkStatus());
-  } else if (h.type == FrameType::kNack) {
+  } else if (TypeOf(h) == FrameType::kNack) {
     Complete(op, MismatchError(
                      R(opts_.rank) + ": " + op->Describe() +
                      (h.sig != op->sig ? " was matched by a receive of a different collective call on rank " +

@@ -2,7 +2,7 @@
 // the ring as untrusted: a peer may write anything into it, positions included. Two modes, by
 // the first input byte:
 //  - hostile: the ring's data and head/tail come from the input; the reader peeks and consumes
-//    frames until it stops. Checked: an accepted frame passes ValidateFrameHeader with the
+//    frames until it stops. Checked: an accepted frame passes ValidateEnvelope with the
 //    ring's limits, lies inside the published data, and consuming it moves tail by its padded
 //    size, never past head (payloads go into buffers of exactly their length, so ASan sees any
 //    overrun).
@@ -62,10 +62,8 @@ void Hostile(fuzz::Input& in, size_t capacity) {
       return;
     }
     uint64_t t = m.header()->tail.load();
-    uint64_t limit = std::min<uint64_t>(max_payload, r.max_payload());
-    if (h.type == FrameType::kRts || h.type == FrameType::kCts) limit = kMaxDescriptorBytes;
-    if (h.type == FrameType::kClose) limit = kMaxCloseReasonBytes;
-    FUZZ_CHECK(ValidateFrameHeader(h, limit).ok(), "accepted a header over the ring's limits");
+    const uint64_t limit = std::min<uint64_t>(max_payload, r.max_payload());
+    FUZZ_CHECK(ValidateEnvelope(h, limit).ok(), "accepted a header over the ring's limits");
     FUZZ_CHECK(ShmFrameBytes(h.payload_len) <= head - t, "frame beyond the published data");
     std::string payload(h.payload_len, '\0');
     r.Consume(h, in.Bool() ? nullptr : payload.data());
@@ -88,18 +86,18 @@ void RoundTrip(fuzz::Input& in, size_t capacity) {
     uint8_t op = in.U8();
     if (op & 1) {  // write one frame
       FrameHeader h;
-      h.type = static_cast<FrameType>(1 + (op >> 1) % 8);
+      // (The ring carries any type and the bulk flag as they are: the protocol gives them meaning.)
+      h.type = static_cast<uint8_t>(1 + (op >> 1) % 8);
+      h.flags = (op >> 4) & kFrameBulk;
       h.tag = static_cast<int32_t>(in.U32());
       h.sig = in.U32();
       h.id = in.U64();
-      uint64_t limit = writer.max_payload();
-      if (h.type == FrameType::kRts || h.type == FrameType::kCts) limit = kMaxDescriptorBytes;
-      if (h.type == FrameType::kClose) limit = kMaxCloseReasonBytes;
-      bool empty = h.type == FrameType::kAck || h.type == FrameType::kNack || h.type == FrameType::kDone;
+      const uint64_t limit = writer.max_payload();
+      const bool empty = (op >> 5) & 1;
       size_t n = empty ? 0 : in.U16() % (limit + 1);
       std::string payload(n, static_cast<char>(in.U8()));
       h.payload_len = n;
-      h.arg = h.type == FrameType::kData ? n : in.U64();
+      h.arg = in.U64();
       uint64_t used = m.header()->head.load() - m.header()->tail.load();
       bool room = used + ShmFrameBytes(n) <= capacity;
       bool wrote = writer.TryWrite(h, payload.data());

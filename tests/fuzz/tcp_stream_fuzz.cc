@@ -30,7 +30,7 @@ class CheckingSink : public FrameSink {
 
   Result<void*> OnHeader(int peer, const FrameHeader& h) override {
     FUZZ_CHECK(!open_, "a header before the previous frame ended");
-    FUZZ_CHECK(ValidateFrameHeader(h, max_payload_).ok(), "unvalidated header reached the sink");
+    FUZZ_CHECK(ValidateEnvelope(h, max_payload_).ok(), "unvalidated header reached the sink");
     int index = static_cast<int>(frames.size());
     if (index == refuse_at_) return ProtocolError("sink refuses frame " + std::to_string(index));
     open_ = true;
@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (stream.size() - pos >= kFrameHeaderSize) {
     Frame f;
     std::memcpy(&f.h, stream.data() + pos, kFrameHeaderSize);
-    if (!ValidateFrameHeader(f.h, max_payload).ok()) {
+    if (!ValidateEnvelope(f.h, max_payload).ok()) {
       want_end = Code::kProtocol;
       break;
     }

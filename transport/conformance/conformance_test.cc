@@ -59,12 +59,12 @@ TEST_P(Transport, FramesOfEverySizeArriveIntactAndOrdered) {
   std::set<uint64_t> cookies;
   for (size_t i = 0; i < payloads.size(); ++i) {
     // Data frames and control frames share the ordered path; bulk pieces may take any.
-    const FrameType t = i % 5 == 4 ? FrameType::kBulk : FrameType::kData;
+    const uint8_t t = i % 5 == 4 ? TestFrame::kBulk : TestFrame::kData;
     const uint64_t cookie = i % 2 ? 1000 + i : 0;
     if (cookie != 0) cookies.insert(cookie);
-    const uint64_t arg = t == FrameType::kData ? payloads[i].size() : i;  // DATA: its size; BULK: an offset
+    const uint64_t arg = t == TestFrame::kData ? payloads[i].size() : i;  // DATA: its size; BULK: an offset
     ASSERT_TRUE(a.Enqueue(MakeHeader(t, i, arg, payloads[i].size(), 5), payloads[i].data(), cookie).ok());
-    if (i % 7 == 0) ASSERT_TRUE(a.Enqueue(MakeHeader(FrameType::kAck, 50000 + i, 0, 0), nullptr, 0).ok());
+    if (i % 7 == 0) ASSERT_TRUE(a.Enqueue(MakeHeader(TestFrame::kAck, 50000 + i, 0, 0), nullptr, 0).ok());
   }
   const size_t expected = payloads.size() + (payloads.size() + 6) / 7;
   Pump([&] { return sink_b_.frames.size() >= expected && sink_a_.sent.size() >= cookies.size(); });
@@ -73,15 +73,15 @@ TEST_P(Transport, FramesOfEverySizeArriveIntactAndOrdered) {
   bool first = true;
   std::set<uint64_t> bulk_seen;
   for (const auto& f : sink_b_.frames) {
-    if (f.h.type == FrameType::kBulk) {
+    if (f.h.type == TestFrame::kBulk) {
       bulk_seen.insert(f.h.id);
     } else {
-      const uint64_t order = f.h.type == FrameType::kAck ? (f.h.id - 50000) * 2 + 2 : f.h.id * 2 + 1;
+      const uint64_t order = f.h.type == TestFrame::kAck ? (f.h.id - 50000) * 2 + 2 : f.h.id * 2 + 1;
       EXPECT_TRUE(first || order > last_ordered) << "ordered frame " << f.h.id << " out of order";
       first = false;
       last_ordered = order;
     }
-    if (f.h.type != FrameType::kAck) {
+    if (f.h.type != TestFrame::kAck) {
       EXPECT_EQ(f.h.tag, 5);
       EXPECT_EQ(f.payload, payloads[f.h.id]) << "frame " << f.h.id << " of " << f.payload.size() << " bytes";
     }
@@ -100,8 +100,8 @@ TEST_P(Transport, BothDirectionsFlowUnderBackPressure) {
   for (int i = 0; i < n; ++i) {
     ab.push_back(Bytes(piece - i % 13, i));
     ba.push_back(Bytes(piece - i % 11, i + 7));
-    ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kData, i, ab[i].size(), ab[i].size()), ab[i].data(), 0).ok());
-    ASSERT_TRUE(pair_.b->Enqueue(MakeHeader(FrameType::kData, i, ba[i].size(), ba[i].size()), ba[i].data(), 0).ok());
+    ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(TestFrame::kData, i, ab[i].size(), ab[i].size()), ab[i].data(), 0).ok());
+    ASSERT_TRUE(pair_.b->Enqueue(MakeHeader(TestFrame::kData, i, ba[i].size(), ba[i].size()), ba[i].data(), 0).ok());
   }
   EXPECT_GT(pair_.a->queued_bytes(), 0u);
   Pump([&] { return sink_b_.frames.size() >= static_cast<size_t>(n) && sink_a_.frames.size() >= static_cast<size_t>(n); });
@@ -173,7 +173,7 @@ TEST_P(Transport, PostedAccessesRunBesideProgressAndEachIsReportedOnce) {
   };
   std::thread r1(runner), r2(runner);
   const std::string ping = Bytes(100, 1);
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kData, i, ping.size(), ping.size()), ping.data(), 0).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(TestFrame::kData, i, ping.size(), ping.size()), ping.data(), 0).ok());
   Pump([&] { return sink_a_.accesses.size() == static_cast<size_t>(n) && sink_b_.frames.size() == 20; });
   stop.store(true);
   r1.join();
@@ -227,20 +227,20 @@ void ReleaseAndCheck(Connection& a, bool progress_first, RecordingSink& sink_a, 
   const int n = 64;
   std::vector<std::string> bufs(n, std::string(piece, 'A'));
   for (int i = 0; i < n; ++i)
-    ASSERT_TRUE(a.Enqueue(MakeHeader(FrameType::kBulk, 1, i * piece, piece), bufs[i].data(), 0).ok());
+    ASSERT_TRUE(a.Enqueue(MakeHeader(TestFrame::kBulk, 1, i * piece, piece), bufs[i].data(), 0).ok());
   if (progress_first) ASSERT_TRUE(a.Progress(sink_a).ok());  // some on their way (a transport may
                                                              // also write in Enqueue)
   a.ReleaseBuffers();
   for (auto& b : bufs) std::fill(b.begin(), b.end(), 'P');
   const std::string after = "after release";
-  ASSERT_TRUE(a.Enqueue(MakeHeader(FrameType::kData, 2, after.size(), after.size()), after.data(), 0).ok());
+  ASSERT_TRUE(a.Enqueue(MakeHeader(TestFrame::kData, 2, after.size(), after.size()), after.data(), 0).ok());
   pump([&] {
     for (const auto& f : sink_b.frames)
-      if (f.h.type == FrameType::kData) return true;
+      if (f.h.type == TestFrame::kData) return true;
     return false;
   });
   for (const auto& f : sink_b.frames) {
-    if (f.h.type == FrameType::kData) {
+    if (f.h.type == TestFrame::kData) {
       EXPECT_EQ(f.payload, after);
       continue;
     }
@@ -261,7 +261,7 @@ TEST_P(Transport, ACloseIsFinal) {
   pair_.a->Close();
   pair_.a->Close();
   const std::string x = "x";
-  EXPECT_FALSE(pair_.a->Enqueue(MakeHeader(FrameType::kData, 1, 1, 1), x.data(), 0).ok());
+  EXPECT_FALSE(pair_.a->Enqueue(MakeHeader(TestFrame::kData, 1, 1, 1), x.data(), 0).ok());
   auto r = pair_.a->Progress(sink_a_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_FALSE(*r);
@@ -272,7 +272,7 @@ class EventOrderSink : public RecordingSink {
  public:
   std::vector<std::string> events;
   Status OnFrame(int peer, const FrameHeader& h) override {
-    events.push_back(FrameTypeName(h.type));
+    events.push_back("type " + std::to_string(h.type));
     return RecordingSink::OnFrame(peer, h);
   }
   void OnSent(int peer, uint64_t cookie) override {
@@ -286,16 +286,16 @@ TEST_P(Transport, ASendIsReportedBeforeWhatArrivedAfterIt) {
   // take it, finish and close at once. Its CLOSE must not be heard before our send's report,
   // or the send fails although the peer has it.
   const std::string x(32, 'x');
-  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kPost, 1, 32, 32, -2), x.data(), 9).ok());
+  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(TestFrame::kPost, 1, 32, 32, -2), x.data(), 9).ok());
   Pump([&] { return sink_b_.frames.size() == 1; });  // (a reports the send here; reset below)
   EventOrderSink order;
-  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(FrameType::kPost, 2, 32, 32, -2), x.data(), 10).ok());
-  ASSERT_TRUE(pair_.b->Enqueue(MakeHeader(FrameType::kClose, 0, 0, 0), nullptr, 0).ok());
+  ASSERT_TRUE(pair_.a->Enqueue(MakeHeader(TestFrame::kPost, 2, 32, 32, -2), x.data(), 10).ok());
+  ASSERT_TRUE(pair_.b->Enqueue(MakeHeader(TestFrame::kClose, 0, 0, 0), nullptr, 0).ok());
   for (int i = 0; i < 2000000 && order.events.size() < 2; ++i) {
     ASSERT_TRUE(pair_.b->Progress(sink_b_).ok());
     ASSERT_TRUE(pair_.a->Progress(order).ok());
   }
-  EXPECT_EQ(order.events, (std::vector<std::string>{"sent 10", "CLOSE"}));
+  EXPECT_EQ(order.events, (std::vector<std::string>{"sent 10", "type 7"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTransports, Transport, ::testing::ValuesIn(AllTransports()),

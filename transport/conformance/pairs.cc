@@ -20,7 +20,7 @@ namespace {
 FrameHeader BadMagic() {
   FrameHeader h;
   h.magic = 0xBADF00D;
-  h.type = FrameType::kData;
+  h.type = 1;  // (any type: the magic is what is wrong)
   return h;
 }
 

@@ -101,7 +101,7 @@ TEST_P(Setup, EveryPairConnectsAndCarriesFrames) {
   for (int r = 0; r < n; ++r)
     for (auto& [p, c] : conns[r]) {
       const std::string& t = texts[r * n + p];
-      ASSERT_TRUE(c->Enqueue(MakeHeader(FrameType::kData, r, t.size(), t.size()), t.data(), 0).ok());
+      ASSERT_TRUE(c->Enqueue(MakeHeader(TestFrame::kData, r, t.size(), t.size()), t.data(), 0).ok());
     }
   for (int round = 0; round < 1000000; ++round) {
     bool all = true;

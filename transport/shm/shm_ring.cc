@@ -63,10 +63,8 @@ Result<bool> ShmRing::Peek(FrameHeader* h, uint64_t max_payload) {
     return ProtocolError("corrupt shm ring positions (head " + std::to_string(head) + ", tail " +
                          std::to_string(tail) + ")");
   CopyOut(tail, h, kFrameHeaderSize);
-  uint64_t limit = max_payload < this->max_payload() ? max_payload : this->max_payload();
-  if (h->type == FrameType::kRts || h->type == FrameType::kCts) limit = kMaxDescriptorBytes;
-  if (h->type == FrameType::kClose) limit = kMaxCloseReasonBytes;
-  TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(*h, limit));
+  const uint64_t limit = max_payload < this->max_payload() ? max_payload : this->max_payload();
+  TUTTI_RETURN_IF_ERROR(ValidateEnvelope(*h, limit));
   if (ShmFrameBytes(h->payload_len) > avail)
     return ProtocolError("shm frame longer than the data published in the ring");
   return true;

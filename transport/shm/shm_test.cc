@@ -32,7 +32,7 @@ TEST(ShmRing, FramesSurviveWrapAround) {
   for (int i = 0; i < 200; ++i) {
     size_t len = (i * 37) % 900;
     std::string p = Pattern(len, i);
-    ASSERT_TRUE(w.TryWrite(MakeHeader(FrameType::kData, i, len, len), p.data()));
+    ASSERT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, i, len, len), p.data()));
     FrameHeader h;
     auto have = r.Peek(&h, 1 << 20);
     ASSERT_TRUE(have.ok() && *have);
@@ -52,9 +52,9 @@ TEST(ShmRing, FullRingRefusesAndCorruptionIsDetected) {
   ASSERT_TRUE(w.Attach(base, cap).ok());
   ASSERT_TRUE(r.Attach(base, cap).ok());
   std::string p(400, 'x');
-  EXPECT_TRUE(w.TryWrite(MakeHeader(FrameType::kData, 1, 400, 400), p.data()));
-  EXPECT_TRUE(w.TryWrite(MakeHeader(FrameType::kData, 2, 400, 400), p.data()));
-  EXPECT_FALSE(w.TryWrite(MakeHeader(FrameType::kData, 3, 400, 400), p.data()));
+  EXPECT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 1, 400, 400), p.data()));
+  EXPECT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 2, 400, 400), p.data()));
+  EXPECT_FALSE(w.TryWrite(MakeHeader(TestFrame::kData, 3, 400, 400), p.data()));
   // A hostile peer moves head far beyond tail: the reader refuses instead of copying.
   auto* hdr = static_cast<ShmRingHeader*>(base);
   hdr->head.store(1 << 20);
@@ -81,7 +81,7 @@ TEST(ShmConnection, PairExchangesFramesAndReadsRemoteMemory) {
   std::vector<std::string> payloads;
   for (int i = 0; i < 50; ++i) payloads.push_back(Pattern(5000 + i, i));
   for (int i = 0; i < 50; ++i)
-    ASSERT_TRUE((*a)->Enqueue(MakeHeader(FrameType::kBulk, 7, i, payloads[i].size()), payloads[i].data(), i + 1).ok());
+    ASSERT_TRUE((*a)->Enqueue(MakeHeader(TestFrame::kBulk, 7, i, payloads[i].size()), payloads[i].data(), i + 1).ok());
   for (int iter = 0; iter < 1000 && sb.frames.size() < 50; ++iter) {
     ASSERT_TRUE((*a)->Progress(sa).ok());
     ASSERT_TRUE((*b)->Progress(sb).ok());

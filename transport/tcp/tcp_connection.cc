@@ -20,10 +20,6 @@ namespace {
 constexpr size_t kReadAhead = 16 << 10;
 // An idle bulk socket, when no bulk bytes are owed, is read at least every 2^kMaxIdleExp-th pass.
 constexpr uint32_t kMaxIdleExp = 4;
-// RTS announcements kept without a CTS or NACK (a peer's messages nobody receives): beyond this
-// they are all forgotten (a CTS for a forgotten one counts 1 byte owed: its bulk sockets are then
-// read every pass until its first bulk frame, and every 16th pass at worst after that).
-constexpr size_t kMaxAnnounced = 4096;
 }  // namespace
 
 Result<std::unique_ptr<TcpConnection>> TcpConnection::Make(int peer, std::vector<int> fds,
@@ -59,22 +55,19 @@ bool TcpConnection::SameHost(int fd) {
   return false;
 }
 
+void TcpConnection::ExpectBulk(uint64_t bytes) {
+  if (bytes == 0) return;
+  // The peer's bulk frames follow: read the bulk sockets at every pass until they came.
+  bulk_owed_ += bytes;
+  for (size_t i = 1; i < socks_.size(); ++i) socks_[i].idle_exp = socks_[i].skip = 0;
+}
+
 std::string TcpConnection::Who() const { return "TCP connection to rank " + std::to_string(peer()); }
 
 Status TcpConnection::Enqueue(const FrameHeader& h, const void* payload, uint64_t cookie) {
   if (closed_) return InvalidUsage(Who() + " is closed");
   size_t idx = 0;
-  if (h.type == FrameType::kBulk && socks_.size() > 1) idx = BulkSocket(h.payload_len);
-  if (h.type == FrameType::kCts || h.type == FrameType::kNack) {
-    auto it = announced_.find(h.id);
-    if (h.type == FrameType::kCts) {
-      // The peer's bulk frames follow: read the bulk sockets at every pass until they came.
-      const uint64_t size = it != announced_.end() ? it->second : 0;
-      bulk_owed_ += size > h.arg ? size - h.arg : 1;  // (1: unknown, at least until a bulk frame)
-      for (size_t i = 1; i < socks_.size(); ++i) socks_[i].idle_exp = socks_[i].skip = 0;
-    }
-    if (it != announced_.end()) announced_.erase(it);
-  }
+  if ((h.flags & kFrameBulk) != 0 && socks_.size() > 1) idx = BulkSocket(h.payload_len);
   Sock& s = socks_[idx];
   s.out.push_back({h, payload, cookie, 0});
   s.queued += h.payload_len;
@@ -169,7 +162,7 @@ Status TcpConnection::EndOfPart(Sock& s, FrameSink& sink) {
   if (!s.in_payload) {
     if (s.hdr_got < kFrameHeaderSize) return OkStatus();
     s.hdr_got = 0;
-    TUTTI_RETURN_IF_ERROR(ValidateFrameHeader(s.h, opts_.max_payload).WithContext(Who()));
+    TUTTI_RETURN_IF_ERROR(ValidateEnvelope(s.h, opts_.max_payload).WithContext(Who()));
     TUTTI_ASSIGN_OR_RETURN(void* dst, sink.OnHeader(peer(), s.h));
     s.dst = static_cast<char*>(dst);
     s.got = 0;
@@ -178,12 +171,7 @@ Status TcpConnection::EndOfPart(Sock& s, FrameSink& sink) {
   if (s.got < s.h.payload_len) return OkStatus();
   s.in_payload = false;
   FrameHeader h = s.h;
-  if (h.type == FrameType::kRts) {
-    if (announced_.size() >= kMaxAnnounced) announced_.clear();
-    announced_[h.id] = h.arg;
-  } else if (h.type == FrameType::kBulk) {
-    bulk_owed_ -= h.payload_len < bulk_owed_ ? h.payload_len : bulk_owed_;
-  }
+  if ((h.flags & kFrameBulk) != 0) bulk_owed_ -= h.payload_len < bulk_owed_ ? h.payload_len : bulk_owed_;
   return sink.OnFrame(peer(), h);
 }
 

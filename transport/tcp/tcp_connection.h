@@ -8,7 +8,6 @@
 
 #include <deque>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "transport/transport.h"
@@ -36,6 +35,7 @@ class TcpConnection : public Connection {
   Status Enqueue(const FrameHeader& h, const void* payload, uint64_t cookie) override;
   Result<bool> Progress(FrameSink& sink) override;
   size_t max_payload() const override { return opts_.max_payload; }
+  void ExpectBulk(uint64_t bytes) override;
   size_t queued_bytes() const override { return queued_bytes_; }
   // Also bytes kept in a read-ahead, which no wait fd shows (a pass normally leaves none).
   bool HasLocalWork() const override {
@@ -111,10 +111,9 @@ class TcpConnection : public Connection {
   // Header and payload bytes of queued frames not yet written whole (a frame that is only a
   // header counts: an ACK left behind by a full socket is output that needs progress).
   size_t queued_bytes_ = 0;
-  // Bulk bytes the peer still owes: a peer's bulk frames come only after our CTS for a message
-  // it announced by RTS (arg: its size). While some are owed the bulk sockets are read every
-  // pass. (Only a hint: a wrong count costs time, never data.)
-  std::unordered_map<uint64_t, uint64_t> announced_;  // RTS received, no CTS/NACK yet: id -> size
+  // Bulk bytes the peer still owes (ExpectBulk, less the bulk frames that came since): while some
+  // are owed the bulk sockets are read every pass. (Only a hint: a wrong count costs time, never
+  // data.)
   uint64_t bulk_owed_ = 0;
   bool closed_ = false;
   bool bulk_on_control_ = true;  // TcpOptions::bulk_on_control, decided

@@ -57,12 +57,14 @@ store_client = {
     "request_type": u8(0) + store_frame(SET, 8, s(b"k") + s(b"v")),
 }
 
-# --- transport frames (transport/frame.h) ---
+# --- frames (transport/frame.h; the types are the protocol's, core/p2p/frame_types.h) ---
 DATA, RTS, CTS, BULK, ACK, NACK, CLOSE, DONE, PING, POST, CREDIT = range(1, 12)
+FRAME_BULK = 1  # the flags byte: BULK frames carry it
 
 
 def frame_header(typ, tag=0, sig=0, fid=0, arg=0, plen=0, magic=0x54555454):
-    return u32(magic) + u8(typ) + b"\0\0\0" + u32(tag) + u32(sig) + u64(fid) + u64(arg) + u64(plen)
+    flags = FRAME_BULK if typ == BULK else 0
+    return u32(magic) + u8(typ) + u8(flags) + b"\0\0" + u32(tag) + u32(sig) + u64(fid) + u64(arg) + u64(plen)
 
 
 frame_header_seeds = {
@@ -95,8 +97,9 @@ shm_ring = {
     "hostile_close": hostile_ring(0, [ring_frame(CLOSE, b"rank 1 failed", arg=0)]),
     "hostile_short": hostile_ring(0, [ring_frame(DATA, b"x" * 16)], head_extra=-8),
     "hostile_wrapped": u8(0) + u64(100) + u8(1) + u8(1) + u16(48) + (ring_frame(DATA, b"abcd")[28:] + b"\0" * 76 + ring_frame(DATA, b"abcd")[:28] + b"\0" * 0).ljust(128, b"\0") + u8(0) + u8(1) + b"\0" * 4,
-    # round trip: op odd = write (type from op), tag, sig, id, len U16, fill byte, arg; even = read.
-    "roundtrip": u8(1) + u8(1) + u32(7) + u32(0) + u64(1) + u16(5) + u8(0x61) + u8(4) + u8(0)
+    # round trip: op odd = write (type from op, bulk flag from bit 4, no payload if bit 5), tag,
+    # sig, id, len U16, fill byte, arg; even = read.
+    "roundtrip": u8(1) + u8(1) + u32(7) + u32(0) + u64(1) + u16(5) + u8(0x61) + u64(5) + u8(4) + u8(0)
     + u8(9) + u32(0) + u32(0) + u64(2) + u16(0) + u8(0) + u64(0) + u8(2 * 3),
     "roundtrip_full": u8(3) + (u8(7) + u32(1) + u32(2) + u64(3) + u16(100) + u8(0x62) + u64(0)) * 6 + u8(14) + u8(14),
 }
