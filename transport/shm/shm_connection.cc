@@ -4,6 +4,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <sched.h>
+
+#include <chrono>
 #include <cstring>
 
 #include "core/base/logging.h"
@@ -37,6 +40,10 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Make(int peer, pid_t peer_
   }
   TUTTI_RETURN_IF_ERROR(c->out_.Attach(lower ? ring0 : ring1, opts.fifo_bytes));
   TUTTI_RETURN_IF_ERROR(c->in_.Attach(lower ? ring1 : ring0, opts.fifo_bytes));
+  // The guard lines follow the rings (zero in a fresh segment): the lower rank's first.
+  Guard* guards = reinterpret_cast<Guard*>(base + 2 * ShmRing::BytesFor(opts.fifo_bytes));
+  c->my_guard_ = &guards[lower ? 0 : 1];
+  c->peer_guard_ = &guards[lower ? 1 : 0];
   c->seg_ = std::move(seg);
   return c;
 }
@@ -163,8 +170,46 @@ bool ShmConnection::RunAccesses() {
   return access_.Run([this](const Access& a) { return Copy(a); });
 }
 
-// Runs without the protocol's lock: touches only the access (checked when posted) and constants.
+// Runs without the protocol's lock: touches only the access (checked when posted), constants and
+// the guard lines.
 Status ShmConnection::Copy(const Access& a) const {
+  my_guard_->busy.fetch_add(1, std::memory_order_seq_cst);
+  Status st;
+  if (peer_guard_->revoked.load(std::memory_order_seq_cst) != 0) {
+    st = RemoteError(std::string("rank ") + std::to_string(peer()) + " let go of the buffer this rank was to " +
+                     (a.write ? "write into" : "read from") + " (its communicator failed or closed)");
+  } else {
+    st = CopyBytes(a);
+  }
+  my_guard_->busy.fetch_sub(1, std::memory_order_seq_cst);
+  return st;
+}
+
+void ShmConnection::RevokeAndWait() {
+  if (revoked_ || my_guard_ == nullptr) return;
+  revoked_ = true;
+  my_guard_->revoked.store(1, std::memory_order_seq_cst);
+  if (peer_guard_->busy.load(std::memory_order_seq_cst) == 0) return;
+  // A copy of the peer's is running on our memory: it ends by itself (a bounded copy), unless
+  // the peer's process is gone (then nothing copies any more).
+  const auto start = std::chrono::steady_clock::now();
+  auto checked = start;
+  while (peer_guard_->busy.load(std::memory_order_seq_cst) != 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - checked >= std::chrono::milliseconds(1)) {
+      checked = now;
+      if (peer_pid_ > 0 && peer_pid_ != getpid() && ProcessGone(peer_pid_)) return;
+      if (now - start >= std::chrono::duration<double>(kGuardWaitSeconds)) {
+        TUTTI_LOG(Warn, Shm, "rank %d's copy on this rank's memory still runs after %.0f s; going on",
+                  peer(), kGuardWaitSeconds);
+        return;
+      }
+    }
+    sched_yield();
+  }
+}
+
+Status ShmConnection::CopyBytes(const Access& a) const {
   CmaDescriptor d;
   std::memcpy(&d, a.descriptor.data(), sizeof(d));
   const char* what = a.write ? "process_vm_writev to rank " : "process_vm_readv from rank ";
@@ -188,6 +233,7 @@ Status ShmConnection::Copy(const Access& a) const {
 
 void ShmConnection::Close() {
   access_.Release();
+  RevokeAndWait();
   if (closed_) return;
   closed_ = true;
   pending_.clear();

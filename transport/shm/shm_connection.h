@@ -1,15 +1,26 @@
 // Shared-memory connection between two ranks on one host: two frame rings (one per direction)
-// in one segment. Large messages stream through the ring in cache-sized pieces: the sender
-// copies a piece in while the receiver copies the previous one out, straight into the user's
-// buffer (no intermediate buffer). Optionally (TUTTI_SHM_CMA=1) large messages are instead moved
-// with process_vm_readv/writev (one copy, split between both processes), posted and carried out
-// by RunAccesses outside the protocol's lock; on the machines
-// measured the pipelined ring was faster (see README), so that is the default.
+// in one segment, and a guard line per side. Large messages stream through the ring in
+// cache-sized pieces (the sender copies a piece in while the receiver copies the previous one
+// out, straight into the user's buffer), or, with TUTTI_SHM_CMA=1 where the kernel allows it,
+// move with process_vm_readv/writev: one copy, split between both processes, posted and carried
+// out by RunAccesses outside the protocol's lock. (The ring is the default: on the machines
+// measured it was faster for reductions; see the README.)
+//
+// The guard keeps a peer's copies out of buffers their owner has let go. Each side counts the
+// copies it runs on the other's memory (`busy`) and says when its own buffers are gone
+// (`revoked`, set by ReleaseBuffers and Close). A copy raises busy, then looks at the owner's
+// revoked (failing the copy if set); the owner sets revoked, then waits until busy is 0 before
+// ReleaseBuffers / Close return, so a buffer is never copied from or into once its owner may
+// reuse it (both sides' steps are sequentially consistent: either the copy sees revoked, or the
+// owner sees it running and waits for it). The wait is bounded: it ends when the peer's process
+// is gone, or after kGuardWaitSeconds (then a warning names the peer).
 #pragma once
 
 #include <sys/types.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -30,8 +41,14 @@ struct ShmOptions {
 
 class ShmConnection : public Connection {
  public:
+  // The guard line of one side (see the top of this file).
+  struct alignas(64) Guard {
+    std::atomic<uint32_t> busy;     // copies this side is running on the other side's memory
+    std::atomic<uint32_t> revoked;  // 1: this side's buffers are gone (no copy may touch them)
+  };
+  static constexpr double kGuardWaitSeconds = 30;
   // Bytes of the segment shared by a pair.
-  static size_t SegmentBytes(const ShmOptions& o) { return 2 * ShmRing::BytesFor(o.fifo_bytes); }
+  static size_t SegmentBytes(const ShmOptions& o) { return 2 * ShmRing::BytesFor(o.fifo_bytes) + 2 * sizeof(Guard); }
   // The lower rank of the pair formats the segment (creator = true) before the peer attaches.
   static Result<std::unique_ptr<ShmConnection>> Make(int peer, pid_t peer_pid,
                                                      std::unique_ptr<ShmSegment> seg, bool creator,
@@ -54,6 +71,10 @@ class ShmConnection : public Connection {
 
   // The creator calls this once the peer has attached, so the name does not outlive the job.
   void UnlinkName() { if (seg_) seg_->Unlink(); }
+  // Copies the peer is running on this side's memory now (its guard's busy count).
+  uint32_t PeerCopiesRunning() const {
+    return peer_guard_ != nullptr ? peer_guard_->busy.load(std::memory_order_seq_cst) : 0;
+  }
   // The peer's doorbell, rung after every frame written for it.
   void SetPeerDoorbell(std::unique_ptr<Doorbell> bell) { peer_bell_ = std::move(bell); }
 
@@ -67,12 +88,16 @@ class ShmConnection : public Connection {
     pending_.clear();  // frames enter the ring whole: nothing queued has started
     queued_bytes_ = 0;
     access_.Release();
+    RevokeAndWait();
   }
 
  private:
   Status PostAccess(const std::string& descriptor, size_t offset, void* local, size_t len, uint64_t cookie,
                     bool write);
   Status Copy(const Access& a) const;
+  Status CopyBytes(const Access& a) const;
+  // Marks this side's buffers gone and waits (bounded) until no copy of the peer's touches them.
+  void RevokeAndWait();
 
   struct Pending {
     FrameHeader h;
@@ -88,6 +113,9 @@ class ShmConnection : public Connection {
   bool closed_ = false;
   std::unique_ptr<Doorbell> peer_bell_;
   AccessQueue access_;  // posted one-sided copies (CMA)
+  Guard* my_guard_ = nullptr;    // in the segment
+  Guard* peer_guard_ = nullptr;
+  bool revoked_ = false;         // RevokeAndWait has run
 };
 
 }  // namespace tutti

@@ -2,6 +2,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -90,6 +92,92 @@ TEST(ShmConnection, PairExchangesFramesAndReadsRemoteMemory) {
   for (int i = 0; i < 50; ++i) EXPECT_EQ(sb.frames[i].payload, payloads[i]);
   EXPECT_EQ(sa.sent.size(), 50u);
   // One-sided access (CMA) is checked by //transport/conformance on the "shm_cma" pair.
+}
+
+// A CMA pair in this process (both ends' copies are real process_vm_readv/writev calls).
+struct CmaPair {
+  std::unique_ptr<ShmConnection> a, b;
+};
+CmaPair MakeCmaPair() {
+  ShmOptions opts;
+  opts.fifo_bytes = 64 << 10;
+  opts.use_cma = true;
+  CmaPair p;
+  auto seg = ShmSegment::Create(ShmConnection::SegmentBytes(opts));
+  EXPECT_TRUE(seg.ok()) << seg.status().ToString();
+  if (!seg.ok()) return p;
+  auto seg2 = ShmSegment::Open((*seg)->name(), ShmConnection::SegmentBytes(opts));
+  EXPECT_TRUE(seg2.ok()) << seg2.status().ToString();
+  if (!seg2.ok()) return p;
+  auto a = ShmConnection::Make(1, getpid(), std::move(*seg), true, true, opts);
+  auto b = ShmConnection::Make(0, getpid(), std::move(*seg2), false, false, opts);
+  EXPECT_TRUE(a.ok() && b.ok());
+  if (a.ok() && b.ok()) {
+    p.a = std::move(*a);
+    p.b = std::move(*b);
+  }
+  return p;
+}
+
+// Progress of `c` until it reported the access posted with `cookie`.
+Status AccessOutcome(ShmConnection& c, RecordingSink& sink, uint64_t cookie) {
+  for (int i = 0; i < 100000; ++i) {
+    for (const auto& [k, st] : sink.accesses)
+      if (k == cookie) return st;
+    c.RunAccesses();
+    EXPECT_TRUE(c.Progress(sink).ok());
+  }
+  return InternalError("the access was never reported");
+}
+
+TEST(ShmConnection, ACopyFromBuffersTheirOwnerLetGoOfFails) {
+  CmaPair p = MakeCmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  std::string src = Pattern(1 << 16, 3), dst(1 << 16, '\0');
+  auto region = p.b->Expose(src.data(), src.size());
+  ASSERT_NE(region, nullptr);
+  RecordingSink sa;
+  ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), dst.size(), 1).ok());
+  ASSERT_TRUE(AccessOutcome(*p.a, sa, 1).ok());
+  EXPECT_EQ(dst, src);
+  // b's communicator fails: its buffers may be reused from now on, and a's copies must say so.
+  p.b->ReleaseBuffers();
+  ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), dst.size(), 2).ok());
+  Status st = AccessOutcome(*p.a, sa, 2);
+  EXPECT_EQ(st.code(), Code::kRemoteError) << st.ToString();
+  EXPECT_NE(st.message().find("rank 1 let go of the buffer"), std::string::npos) << st.ToString();
+  ASSERT_TRUE(p.a->PostWrite(dst.data(), region->descriptor(), 0, dst.size(), 3).ok());
+  EXPECT_EQ(AccessOutcome(*p.a, sa, 3).code(), Code::kRemoteError);
+}
+
+TEST(ShmConnection, LettingGoWaitsForThePeersRunningCopy) {
+  // a reads 256 MiB of b's memory on a thread of its own; b lets go of its buffers while the
+  // copy runs and then overwrites the source, as an owner whose call failed may. What a read
+  // must be whole: the copy finished before b's ReleaseBuffers returned.
+  CmaPair p = MakeCmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{256} << 20;
+  std::vector<char> src(n, 'x'), dst(n, '\0');
+  auto region = p.b->Expose(src.data(), n);
+  ASSERT_NE(region, nullptr);
+  ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), n, 1).ok());
+  std::atomic<bool> started{false};
+  std::thread copier([&] {
+    started = true;
+    p.a->RunAccesses();
+  });
+  while (!started) std::this_thread::yield();
+  // (b sees a's copy running on its memory; the copy takes tens of ms.)
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (p.b->PeerCopiesRunning() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  p.b->ReleaseBuffers();
+  std::memset(src.data(), 'y', n);
+  copier.join();
+  RecordingSink sa;
+  Status st = AccessOutcome(*p.a, sa, 1);
+  ASSERT_TRUE(st.ok()) << st.ToString();  // it had started, so it completed
+  EXPECT_EQ(std::count(dst.begin(), dst.end(), 'x'), static_cast<std::ptrdiff_t>(n))
+      << "the copy took bytes the owner wrote after letting go";
 }
 
 TEST(ShmConnection, DeadPeerIsDetected) {
