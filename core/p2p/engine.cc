@@ -267,10 +267,11 @@ void P2PEngine::FailAllLocked(const Status& why) {
   }
   FailAnySourceLocked(why);
   for (Peer& p : peers_) {
+    // The failed operations' owners may free their buffers once they are completed: first
+    // nothing queued or posted may touch them any more (nor, over shm, a peer's copy).
+    if (p.conn) p.conn->ReleaseBuffers();
     FailPeerOpsLocked(p, why);
     p.unexpected.Clear();
-    // The failed operations' owners may free their buffers now; nothing queued may read them.
-    if (p.conn) p.conn->ReleaseBuffers();
   }
 }
 

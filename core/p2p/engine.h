@@ -201,7 +201,8 @@ class P2PEngine : public FrameSink {
     std::string cur_descriptor;
     size_t eager_inflight = 0;
     uint64_t credit_owed = 0;  // bytes of the peer's POST frames we no longer hold, not yet returned
-    bool one_sided_ok = false;  // a one-sided read from this peer has worked
+    bool one_sided_ok = false;   // a one-sided read from this peer has worked
+    bool one_sided_off = false;  // one was not possible (kUnavailable): the data is asked for
     std::unordered_map<uint64_t, PendingAccess> accesses;  // posted one-sided copies, by cookie
     std::deque<std::shared_ptr<Op>> deferred;  // sends waiting for a lazy connection, in order
     bool connect_requested = false;

@@ -111,7 +111,7 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     Complete(op, p.closed.WithContext(R(opts_.rank) + ": " + op->Describe()));
     return;
   }
-  if (!desc.empty()) {
+  if (!desc.empty() && !p.one_sided_off) {
     // Once one-sided access has worked with this peer, large messages are copied by both sides
     // at once: we read the head while the sender writes the tail into our buffer.
     std::shared_ptr<const ExposedRegion> mine =
@@ -130,6 +130,7 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     if (st.ok()) return;  // finished in OnAccessDone
     TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d not possible (%s); asking for the data",
               opts_.rank, op->peer, st.ToString().c_str());
+    if (st.code() == Code::kUnavailable) p.one_sided_off = true;
   }
   if (size == 0) {
     Complete(op, OkStatus());
@@ -192,8 +193,9 @@ void P2PEngine::OnAccessDone(int peer, uint64_t cookie, const Status& st) {
         return;
       }
       if (unavailable) {  // the sender streams it instead
-        TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d failed (%s); asking for the data",
+        TUTTI_LOG(Info, P2P, "rank %d: one-sided read from rank %d failed (%s); asking for the data from now on",
                   opts_.rank, peer, st.ToString().c_str());
+        p.one_sided_off = true;
         op->bytes_done = 0;
         p.bulk_recvs[op->msg_id] = op;
         p.conn->ExpectBulk(op->size);

@@ -1,0 +1,65 @@
+// A receiver that finds it cannot copy one-sidedly from a peer (kUnavailable: the kernel refuses
+// cross-memory attach, as under a strict ptrace policy) asks for the data instead, and from then
+// on asks at once instead of trying (and failing) for every message.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "core/p2p/engine.h"
+#include "transport/conformance/pairs.h"
+#include "transport/forwarding_connection.h"
+
+namespace tutti {
+namespace {
+
+// One-sided reads are refused, as the kernel refuses them.
+class RefusingConnection : public ForwardingConnection {
+ public:
+  RefusingConnection(std::unique_ptr<Connection> inner, int* reads)
+      : ForwardingConnection(std::move(inner)), reads_(reads) {}
+  Status PostRead(const std::string&, size_t, void*, size_t, uint64_t) override {
+    ++*reads_;
+    return UnavailableError("process_vm_readv: Operation not permitted (refused by the test)");
+  }
+
+ private:
+  int* reads_;
+};
+
+TEST(EngineOneSided, AReceiverRefusedOnceAsksForTheDataFromThenOn) {
+  conformance::Pair pair;
+  for (const auto& f : conformance::AllTransports())
+    if (f.name == "shm_cma") pair = f.make();
+  ASSERT_TRUE(pair.a && pair.b);
+  int reads = 0;
+  EngineOptions o;
+  o.size = 2;
+  o.timeout_s = 5;
+  o.rank = 0;
+  P2PEngine sender(o);
+  o.rank = 1;
+  P2PEngine receiver(o);
+  sender.SetConnection(1, std::move(pair.a));  // exposes its buffers: RTS carries a descriptor
+  receiver.SetConnection(0, std::make_unique<RefusingConnection>(std::move(pair.b), &reads));
+  for (int m = 0; m < 3; ++m) {
+    std::vector<char> out(256 << 10), in(out.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7 + m);
+    auto send = sender.PostSend(out.data(), out.size(), 1, 9);
+    auto recv = receiver.PostRecv(in.data(), in.size(), 0, 9);
+    ASSERT_TRUE(send.ok() && recv.ok());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!((*send)->done.load() && (*recv)->done.load()) && std::chrono::steady_clock::now() < end) {
+      sender.Poll();
+      receiver.Poll();
+    }
+    ASSERT_TRUE((*send)->done.load() && (*recv)->done.load()) << "message " << m;
+    ASSERT_TRUE((*recv)->status.ok()) << (*recv)->status.ToString();
+    EXPECT_EQ(in, out) << "message " << m;
+  }
+  EXPECT_EQ(reads, 1) << "the receiver tried a one-sided read again after it was refused";
+}
+
+}  // namespace
+}  // namespace tutti
