@@ -122,8 +122,15 @@ class Connection {
   // has not started is forgotten, one already partly on the wire is finished with zeros (the
   // stream stays framed for what follows, CLOSE), and a payload being received is discarded.
   // Posted one-sided accesses that have not started are forgotten, running ones are waited
-  // for, and none is reported afterwards.
+  // for, and none is reported afterwards. Where the peer copies into or out of this side's
+  // memory itself (shm's cross-memory attach), its copies are refused from now on (for good)
+  // and its running ones are waited for (bounded), so this may block for as long as such a copy
+  // takes.
   virtual void ReleaseBuffers() = 0;
+  // The first step of ReleaseBuffers (which also takes it): the peer starts no more copies on
+  // this side's memory. A protocol letting go of several connections calls it on each first, so
+  // their waits for running copies overlap.
+  virtual void BeginRelease() {}
 
   // Releases resources (and the buffers, as ReleaseBuffers). After Close, nothing is sent or
   // received and no memory is accessed.

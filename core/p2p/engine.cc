@@ -231,6 +231,9 @@ void P2PEngine::Complete(const std::shared_ptr<Op>& op, Status st) {
 
 
 void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
+  // The failed operations' owners may free or reuse their buffers once they are completed: first
+  // nothing queued or posted may touch them any more (nor, over shm, a copy of the peer's).
+  if (p.conn) p.conn->ReleaseBuffers();
   auto fail = [&](const std::shared_ptr<Op>& op) {
     if (op) Complete(op, why.WithContext("rank " + std::to_string(opts_.rank) + ": " + op->Describe()));
   };
@@ -247,8 +250,6 @@ void P2PEngine::FailPeerOpsLocked(Peer& p, const Status& why) {
     for (auto& [cookie, a] : p.accesses) fail(a.op);
     accesses_posted_.fetch_sub(static_cast<int>(p.accesses.size()));
     p.accesses.clear();
-    // The failed operations' owners may free their buffers now: no copy may still touch them.
-    if (p.conn) p.conn->ReleaseBuffers();
   }
   p.sends.clear();
   p.bulk_recvs.clear();
@@ -266,10 +267,11 @@ void P2PEngine::FailAllLocked(const Status& why) {
     if (failure_hook_) failure_hook_(why);
   }
   FailAnySourceLocked(why);
+  // Every connection stops its peer's copies first, so that the waits for copies still running
+  // (FailPeerOpsLocked lets go of each connection's buffers) overlap.
+  for (Peer& p : peers_)
+    if (p.conn) p.conn->BeginRelease();
   for (Peer& p : peers_) {
-    // The failed operations' owners may free their buffers once they are completed: first
-    // nothing queued or posted may touch them any more (nor, over shm, a peer's copy).
-    if (p.conn) p.conn->ReleaseBuffers();
     FailPeerOpsLocked(p, why);
     p.unexpected.Clear();
   }

@@ -176,8 +176,8 @@ Status ShmConnection::Copy(const Access& a) const {
   my_guard_->busy.fetch_add(1, std::memory_order_seq_cst);
   Status st;
   if (peer_guard_->revoked.load(std::memory_order_seq_cst) != 0) {
-    st = RemoteError(std::string("rank ") + std::to_string(peer()) + " let go of the buffer this rank was to " +
-                     (a.write ? "write into" : "read from") + " (its communicator failed or closed)");
+    st = UnavailableError(std::string("rank ") + std::to_string(peer()) + " let go of the buffer this rank was to " +
+                          (a.write ? "write into" : "read from") + " (its communicator failed or closed)");
   } else {
     st = CopyBytes(a);
   }
@@ -188,7 +188,7 @@ Status ShmConnection::Copy(const Access& a) const {
 void ShmConnection::RevokeAndWait() {
   if (revoked_ || my_guard_ == nullptr) return;
   revoked_ = true;
-  my_guard_->revoked.store(1, std::memory_order_seq_cst);
+  BeginRelease();
   if (peer_guard_->busy.load(std::memory_order_seq_cst) == 0) return;
   // A copy of the peer's is running on our memory: it ends by itself (a bounded copy), unless
   // the peer's process is gone (then nothing copies any more).
@@ -200,8 +200,8 @@ void ShmConnection::RevokeAndWait() {
       checked = now;
       if (peer_pid_ > 0 && peer_pid_ != getpid() && ProcessGone(peer_pid_)) return;
       if (now - start >= std::chrono::duration<double>(kGuardWaitSeconds)) {
-        TUTTI_LOG(Warn, Shm, "rank %d's copy on this rank's memory still runs after %.0f s; going on",
-                  peer(), kGuardWaitSeconds);
+        TUTTI_LOG(Warn, Shm, "rank %d's copy on the memory of this process (pid %d) still runs after %.0f s; going on",
+                  peer(), static_cast<int>(getpid()), kGuardWaitSeconds);
         return;
       }
     }
@@ -237,6 +237,7 @@ void ShmConnection::Close() {
   if (closed_) return;
   closed_ = true;
   pending_.clear();
+  my_guard_ = peer_guard_ = nullptr;  // (in the segment; no copy runs after access_.Release)
   seg_.reset();
 }
 

@@ -10,10 +10,12 @@
 // copies it runs on the other's memory (`busy`) and says when its own buffers are gone
 // (`revoked`, set by ReleaseBuffers and Close). A copy raises busy, then looks at the owner's
 // revoked (failing the copy if set); the owner sets revoked, then waits until busy is 0 before
-// ReleaseBuffers / Close return, so a buffer is never copied from or into once its owner may
+// ReleaseBuffers / Close return, so a buffer is not copied from or into once its owner may
 // reuse it (both sides' steps are sequentially consistent: either the copy sees revoked, or the
 // owner sees it running and waits for it). The wait is bounded: it ends when the peer's process
-// is gone, or after kGuardWaitSeconds (then a warning names the peer).
+// is gone, or after kGuardWaitSeconds (a peer stopped in the middle of a copy; a warning names
+// it, and its copy may then still touch the buffer). A refused copy is kUnavailable: the
+// protocol then asks for the data by message, and learns why the peer let go from its CLOSE.
 #pragma once
 
 #include <sys/types.h>
@@ -46,7 +48,7 @@ class ShmConnection : public Connection {
     std::atomic<uint32_t> busy;     // copies this side is running on the other side's memory
     std::atomic<uint32_t> revoked;  // 1: this side's buffers are gone (no copy may touch them)
   };
-  static constexpr double kGuardWaitSeconds = 30;
+  static constexpr double kGuardWaitSeconds = 10;
   // Bytes of the segment shared by a pair.
   static size_t SegmentBytes(const ShmOptions& o) { return 2 * ShmRing::BytesFor(o.fifo_bytes) + 2 * sizeof(Guard); }
   // The lower rank of the pair formats the segment (creator = true) before the peer attaches.
@@ -89,6 +91,9 @@ class ShmConnection : public Connection {
     queued_bytes_ = 0;
     access_.Release();
     RevokeAndWait();
+  }
+  void BeginRelease() override {
+    if (my_guard_ != nullptr) my_guard_->revoked.store(1, std::memory_order_seq_cst);
   }
 
  private:

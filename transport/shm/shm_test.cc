@@ -143,41 +143,51 @@ TEST(ShmConnection, ACopyFromBuffersTheirOwnerLetGoOfFails) {
   // b's communicator fails: its buffers may be reused from now on, and a's copies must say so.
   p.b->ReleaseBuffers();
   ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), dst.size(), 2).ok());
+  // (kUnavailable: the protocol asks for the data by message instead, and the peer's CLOSE says
+  // why it let go.)
   Status st = AccessOutcome(*p.a, sa, 2);
-  EXPECT_EQ(st.code(), Code::kRemoteError) << st.ToString();
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
   EXPECT_NE(st.message().find("rank 1 let go of the buffer"), std::string::npos) << st.ToString();
   ASSERT_TRUE(p.a->PostWrite(dst.data(), region->descriptor(), 0, dst.size(), 3).ok());
-  EXPECT_EQ(AccessOutcome(*p.a, sa, 3).code(), Code::kRemoteError);
+  EXPECT_EQ(AccessOutcome(*p.a, sa, 3).code(), Code::kUnavailable);
 }
 
 TEST(ShmConnection, LettingGoWaitsForThePeersRunningCopy) {
   // a reads 256 MiB of b's memory on a thread of its own; b lets go of its buffers while the
   // copy runs and then overwrites the source, as an owner whose call failed may. What a read
-  // must be whole: the copy finished before b's ReleaseBuffers returned.
-  CmaPair p = MakeCmaPair();
-  ASSERT_TRUE(p.a && p.b);
+  // must be whole: the copy finished before b's ReleaseBuffers returned. (b must see the copy
+  // running first; on a machine too busy for that, within a few tries, the test is skipped.)
   const size_t n = size_t{256} << 20;
-  std::vector<char> src(n, 'x'), dst(n, '\0');
-  auto region = p.b->Expose(src.data(), n);
-  ASSERT_NE(region, nullptr);
-  ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), n, 1).ok());
-  std::atomic<bool> started{false};
-  std::thread copier([&] {
-    started = true;
-    p.a->RunAccesses();
-  });
-  while (!started) std::this_thread::yield();
-  // (b sees a's copy running on its memory; the copy takes tens of ms.)
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (p.b->PeerCopiesRunning() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-  p.b->ReleaseBuffers();
-  std::memset(src.data(), 'y', n);
-  copier.join();
-  RecordingSink sa;
-  Status st = AccessOutcome(*p.a, sa, 1);
-  ASSERT_TRUE(st.ok()) << st.ToString();  // it had started, so it completed
-  EXPECT_EQ(std::count(dst.begin(), dst.end(), 'x'), static_cast<std::ptrdiff_t>(n))
-      << "the copy took bytes the owner wrote after letting go";
+  std::vector<char> src(n), dst(n);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    CmaPair p = MakeCmaPair();
+    ASSERT_TRUE(p.a && p.b);
+    std::fill(src.begin(), src.end(), 'x');
+    std::fill(dst.begin(), dst.end(), '\0');
+    auto region = p.b->Expose(src.data(), n);
+    ASSERT_NE(region, nullptr);
+    ASSERT_TRUE(p.a->PostRead(region->descriptor(), 0, dst.data(), n, 1).ok());
+    std::atomic<bool> finished{false};
+    std::thread copier([&] {
+      p.a->RunAccesses();
+      finished = true;
+    });
+    bool seen = false;
+    while (!finished && !(seen = p.b->PeerCopiesRunning() > 0)) std::this_thread::yield();
+    if (seen) {
+      p.b->ReleaseBuffers();
+      std::memset(src.data(), 'y', n);
+    }
+    copier.join();
+    if (!seen) continue;
+    RecordingSink sa;
+    Status st = AccessOutcome(*p.a, sa, 1);
+    ASSERT_TRUE(st.ok()) << st.ToString();  // it had started, so it completed
+    EXPECT_EQ(std::count(dst.begin(), dst.end(), 'x'), static_cast<std::ptrdiff_t>(n))
+        << "the copy took bytes the owner wrote after letting go";
+    return;
+  }
+  GTEST_SKIP() << "the copy was never seen running (a busy machine): nothing was checked";
 }
 
 TEST(ShmConnection, DeadPeerIsDetected) {

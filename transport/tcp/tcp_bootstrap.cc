@@ -13,7 +13,8 @@ namespace tutti {
 
 namespace {
 constexpr uint32_t kHelloMagic = 0x54544348;  // "TTCH"
-constexpr uint32_t kHelloVersion = 1;
+// 2: frames carry the bulk flag (transport/frame.h); ranks of different versions cannot talk.
+constexpr uint32_t kHelloVersion = 2;
 constexpr size_t kMaxSecret = 256;
 
 bool SecretEquals(const std::string& a, const std::string& b) {
@@ -32,8 +33,10 @@ std::string EncodeTcpHello(const TcpHandshake& hs, int peer, int sock_index) {
 }
 
 Status CheckTcpHelloHeader(const TcpHello& h) {
-  if (h.magic != kHelloMagic || h.version != kHelloVersion || h.secret_len > kMaxSecret)
-    return ProtocolError("malformed hello");
+  if (h.magic == kHelloMagic && h.version != kHelloVersion)
+    return ProtocolError("hello of protocol version " + std::to_string(h.version) + " (this rank speaks " +
+                         std::to_string(kHelloVersion) + "): the ranks run different builds of tutti");
+  if (h.magic != kHelloMagic || h.secret_len > kMaxSecret) return ProtocolError("malformed hello");
   return OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -230,6 +231,23 @@ TEST(Tcp, WhileBulkBytesAreOwedTheBulkSocketsAreReadEveryPass) {
   EXPECT_EQ(PassesUntil(*p.b, sb, 3, 40), 41);
   WriteFrameOn(*p.a, 1, MakeHeader(TestFrame::kBulk, 6, 0, 0), "after");
   EXPECT_LE(PassesUntil(*p.b, sb, 3, 16), 16);
+}
+
+TEST(TcpHello, AnotherProtocolVersionSaysSo) {
+  TcpHandshake hs;
+  hs.comm_id = 7;
+  hs.secret = "s";
+  const std::string bytes = EncodeTcpHello(hs, 1, 0);
+  TcpHello h;
+  ASSERT_GE(bytes.size(), sizeof(h));
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  EXPECT_TRUE(CheckTcpHelloHeader(h).ok());
+  h.version -= 1;  // an older build
+  Status st = CheckTcpHelloHeader(h);
+  EXPECT_EQ(st.code(), Code::kProtocol);
+  EXPECT_NE(st.message().find("different builds"), std::string::npos) << st.ToString();
+  h.magic = 0;
+  EXPECT_EQ(CheckTcpHelloHeader(h).message().find("different builds"), std::string::npos);
 }
 
 TEST(Tcp, PeerCloseIsAnError) {

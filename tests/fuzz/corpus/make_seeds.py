@@ -114,7 +114,7 @@ tcp_stream = {
 
 
 # --- TCP hello (transport/tcp/tcp_bootstrap.h) ---
-def hello(comm, frm, to, idx, nsocks, secret, magic=0x54544348, version=1):
+def hello(comm, frm, to, idx, nsocks, secret, magic=0x54544348, version=2):
     return u32(magic) + u32(version) + u64(comm) + u32(frm) + u32(to) + u32(idx) + u32(nsocks) + u32(len(secret)) + u32(0) + secret
 
 
