@@ -81,7 +81,8 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_CHUNK_BYTES", T::kInt, "0",
        "Pipelining piece of the ring and tree algorithms in bytes (0: the algorithm's choice, or "
        "pieces for every algorithm over tcp, which keep a network link busy both ways: 64 KiB for "
-       "calls up to 4 MiB between hosts, else 256 KiB)."},
+       "calls up to 4 MiB between hosts, 1 MiB on one host whose ranks outnumber its CPUs, else "
+       "256 KiB)."},
       {"TUTTI_SLOT_MAX", T::kInt, "1048576",
        "Communicators whose ranks share one host run collectives up to this size (bytes, as "
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "

@@ -1,5 +1,7 @@
 // Communicator's collectives: argument checks, buffer preparation (in-place, premul_sum, avg),
 // algorithm choice, the call's signature, and starting the executor.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -13,6 +15,7 @@
 #include "core/coll/coll_registry.h"
 #include "core/coll/device_path.h"
 #include "core/coll/fused_path.h"
+#include "core/coll/piece_size.h"
 #include "core/coll/plan_cache.h"
 #include "core/coll/selector.h"
 #include "core/communicator.h"
@@ -33,6 +36,15 @@ struct Temps {
   std::shared_ptr<char> input_mirror, output_mirror, scratch_mirror;  // device path: staging
 };
 
+// Online CPUs of this host (sysconf: every process on the host sees the same number, whatever
+// its affinity), 0 if unknown.
+int HostCpus() {
+  static const int cpus = [] {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : 0;
+  }();
+  return cpus;
+}
 }  // namespace
 
 Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels, bool fused) {
@@ -44,22 +56,13 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   const uint64_t call_bytes = CallBytes(c.coll, n, c.count, elem);
   TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, call_bytes, transport_summary_,
                                                                      c.opts->algorithm));
-  // Over tcp, pieces unless asked otherwise: on a network link the ranks then keep it busy both
-  // ways while each piece is forwarded (1 Gbit/s between namespace hosts, bench/link_bench.sh:
-  // 256 KiB pieces took 2 hosts' ring all_reduce of 1-4 MiB from 79-87% to 92-97% of the raw TCP
-  // rate). Between hosts, calls up to 4 MiB take 64 KiB pieces: with 256 KiB a rank's block of a
-  // 1-4 MiB all_gather on 4 hosts was a single piece, forwarded only once whole (84-88% of raw;
-  // 64 KiB: 97-101%; all_reduce and reduce_scatter 94-101% -> 100-103%). Larger calls keep 256 KiB
-  // (as good there), and so does tcp inside one host, where the CPU and not a link is the limit
-  // and each message costs it (loopback, 1-4 MiB: 64 KiB pieces took 1.3-2.3x as long). Every
-  // rank decides alike: the ranks all share one host on every rank or on none.
-  constexpr uint64_t kLinkSmallCallBytes = 4 << 20;
-  constexpr int64_t kTcpChunkBytes = 256 << 10, kLinkSmallChunkBytes = 64 << 10;
+  // Over tcp, pieces unless asked otherwise (core/coll/piece_size.h). Every rank decides alike:
+  // the ranks all share one host on every rank or on none, and a host's ranks see its CPUs alike.
   const bool between_hosts = local_size_ != size_;
-  const int64_t chunk_bytes = coll_cfg_->chunk_bytes > 0 ? coll_cfg_->chunk_bytes
-                              : transport_summary_ != "tcp" ? 0
-                              : between_hosts && call_bytes <= kLinkSmallCallBytes ? kLinkSmallChunkBytes
-                                                                                    : kTcpChunkBytes;
+  const int64_t chunk_bytes =
+      coll_cfg_->chunk_bytes > 0      ? coll_cfg_->chunk_bytes
+      : transport_summary_ != "tcp" ? 0
+                                      : TcpPieceBytes(between_hosts, call_bytes, local_size_, HostCpus());
   plan->desc = plan->algorithm + ", count " + std::to_string(c.count) + ", " + DataTypeName(c.type) +
                (Reduces(c.coll) ? std::string(", ") + RedOpName(c.op) : "") +
                (Rooted(c.coll) ? ", root " + std::to_string(c.root) : "");
