@@ -112,6 +112,31 @@ TEST_P(CudaCollectives, DeviceBitsEqualHostBits) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CudaCollectives, ::testing::Values(2, 3));
 
+// Ranks that call all_reduce with the same count but different ops: the pieces carry the call
+// trail, so the rank that receives one fails with kMismatch, and its CLOSE stops the peer's
+// kernel, which names the same cause (not its timeout). LL and Simple sizes.
+TEST(CudaFused, CallsThatDifferOnlyInTheOpFailOnEveryRankNamingTheMismatch) {
+  auto n = cuda::DeviceCount();
+  if (!n.ok()) GTEST_SKIP() << "no usable CUDA device: " << n.status().message();
+  for (size_t count : {size_t{64}, size_t{100000}}) {
+    CommOptions o;
+    o.timeout_s = 60;
+    testing::RunThreadRanks(2, [&](Communicator& c) {
+      void* d = nullptr;
+      ASSERT_EQ(cudaMalloc(&d, count * 4), cudaSuccess);
+      ASSERT_EQ(cudaMemset(d, 0, count * 4), cudaSuccess);
+      CollOptions co;
+      co.timeout_s = 20;  // a peer that waited for it would not name the mismatch
+      ASSERT_TRUE(c.AllReduce(d, d, count, DataType::kInt32, RedOp::kSum, co).ok());
+      const Status st = c.AllReduce(d, d, count, DataType::kInt32, c.rank() == 0 ? RedOp::kSum : RedOp::kMax, co);
+      EXPECT_FALSE(st.ok()) << "count " << count << ": rank " << c.rank() << " completed";
+      EXPECT_NE(st.message().find("belongs to another call"), std::string::npos) << st.ToString();
+      c.Destroy();
+      cudaFree(d);
+    }, o);
+  }
+}
+
 // The staged path, as TUTTI_FUSED=0 gives it.
 TEST(CudaCollectivesStaged, DeviceBitsEqualHostBits) {
   auto n = cuda::DeviceCount();

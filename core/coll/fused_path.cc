@@ -37,7 +37,9 @@ class FusedPath::LocalBarrier {
     return b;
   }
 
-  Status Arrive(double timeout_s) {
+  // kAborted when `cancelled` (may be empty) says so meanwhile: then this barrier is left
+  // uneven, as the path is after any failure.
+  Status Arrive(double timeout_s, const std::function<bool()>& cancelled) {
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
       count_.store(0, std::memory_order_relaxed);
@@ -48,7 +50,11 @@ class FusedPath::LocalBarrier {
     for (int spins = 0; gen_.load(std::memory_order_acquire) == gen; ++spins) {
       if (spins < 1000) continue;
       std::this_thread::yield();
-      if ((spins & 1023) == 0 && std::chrono::steady_clock::now() > deadline) {
+      if ((spins & 1023) != 0) continue;
+      if (cancelled && cancelled()) {
+        return AbortedError("stopped waiting for the ranks sharing this device: the communicator failed");
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
         return TimeoutError("the ranks sharing this device did not all reach the call within " +
                             std::to_string(timeout_s) + " s");
       }
@@ -196,7 +202,8 @@ Result<bool> FusedPath::Usable(int device, double timeout_s) {
 }
 
 Status FusedPath::Run(int device, const algo::PrimProgram& program, DataType type, RedOp op, uint8_t* const bufs[3],
-                      const uint64_t bytes[3], uint64_t call_bytes, double timeout_s) {
+                      const uint64_t bytes[3], uint64_t call_bytes, uint32_t tag, double timeout_s,
+                      std::function<bool()> cancelled) {
   if (!broken_.empty()) {
     return InvalidUsage("an earlier fused call failed (" + broken_ +
                         "); its connections may hold stale pieces, so no later call on device memory can run");
@@ -222,10 +229,12 @@ Status FusedPath::Run(int device, const algo::PrimProgram& program, DataType typ
   run.recv = a->recv[p];
   run.stage = reinterpret_cast<uint8_t*>(a->stage);
   run.geom = p == 0 ? cfg_.ll : cfg_.simple;
+  run.tag = tag;
+  run.cancelled = cancelled;
   run.timeout_s = timeout_s;
   if (a->barrier) {
     std::shared_ptr<LocalBarrier> barrier = a->barrier;
-    run.before_launch = [barrier, timeout_s] { return barrier->Arrive(timeout_s); };
+    run.before_launch = [barrier, timeout_s, cancelled] { return barrier->Arrive(timeout_s, cancelled); };
   }
   Status st = rt_->RunFused(device, run);
   if (!st.ok() && st.code() != Code::kInvalidArgument) broken_ = st.message();

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,10 +65,16 @@ class FusedPath {
 
   // Runs this rank's `program` on `device` and waits: buffers (input, output, scratch) with
   // their sizes, reductions with `op` (not avg / premul_sum: the caller scales and divides).
-  // `call_bytes` picks the protocol (the same on every rank). The first call on a device sets
-  // the connections up (every rank's first call must come within timeout_s).
+  // `call_bytes` picks the protocol (the same on every rank). `tag` travels with every piece and
+  // must be what the peers give for the same call (kernels/prims/fifo.h): the communicator's
+  // call trail, so that a rank that made another call fails with kMismatch, naming the peer,
+  // instead of combining pieces of two calls. `cancelled` (may be empty), asked now and then
+  // while the run waits, stops it with kAborted (the communicator failed: the peers will not
+  // come). The first call on a device sets the connections up (every rank's first call must
+  // come within timeout_s).
   Status Run(int device, const algo::PrimProgram& program, DataType type, RedOp op, uint8_t* const bufs[3],
-             const uint64_t bytes[3], uint64_t call_bytes, double timeout_s);
+             const uint64_t bytes[3], uint64_t call_bytes, uint32_t tag, double timeout_s,
+             std::function<bool()> cancelled = {});
 
  private:
   struct Area;

@@ -12,6 +12,7 @@
 #include "core/coll/plan_cache.h"
 #include "core/communicator.h"
 #include "core/exec/local_engine.h"
+#include "core/p2p/engine.h"
 
 namespace tutti {
 
@@ -68,7 +69,9 @@ Result<Work> Communicator::StartFused(const CollCall& c, const CallShape& shape,
     return claim;
   }
   const uint64_t seq = ++coll_seq_;
-  trail_.Next(plan->sig);  // no messages, but the trail counts every call
+  // The trail after this call, as the messages of a staged call would carry it: every piece of
+  // the fused call carries it too.
+  const uint32_t tag = trail_.Next(plan->sig);
   const double timeout_s = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();
   Status st = [&]() -> Status {
     TUTTI_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(c, shape, *plan, seq, /*staged=*/false));
@@ -78,12 +81,21 @@ Result<Work> Communicator::StartFused(const CollCall& c, const CallShape& shape,
     const uint64_t bytes[3] = {p.bufs.input_count * shape.elem, p.bufs.output_count * shape.elem,
                                plan->schedule->scratch_count * shape.elem};
     const uint64_t call_bytes = CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, shape.elem);
-    TUTTI_RETURN_IF_ERROR(fused_->Run(shape.device, *plan->lowered, c.type, p.local_op, bufs, bytes, call_bytes,
-                                      timeout_s));
+    // A peer that fails (a mismatch it saw, its timeout) says so in a CLOSE: read while the
+    // kernel waits, it stops the kernel at once instead of at its timeout.
+    P2PEngine* engine = engine_.get();
+    auto cancelled = [engine] {
+      engine->Poll();
+      return !engine->failure().ok();
+    };
+    TUTTI_RETURN_IF_ERROR(fused_->Run(shape.device, *plan->lowered, c.type, p.local_op, bufs, bytes, call_bytes, tag,
+                                      timeout_s, cancelled));
     return RunTasks(*p.local, p.extra.after, timeout_s);
   }();
   colls_->EndIssue(nullptr);
   if (!st.ok()) {
+    // Stopped because the communicator failed: its failure (a peer's, naming the cause) says why.
+    if (Status failure = engine_->failure(); st.code() == Code::kAborted && !failure.ok()) st = failure;
     st = st.WithContext(who() + " #" + std::to_string(seq));
     // The peers' kernels are in the same call: they time out on their own; the communicator
     // fails so that its other calls say why.

@@ -57,13 +57,15 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
       continue;
     }
     if ((++idle & 63) != 0) continue;
-    bool aborted = false, late = false;
+    int flag = 0;
+    bool late = false;
     if (team.leader()) {
-      aborted = *reinterpret_cast<volatile int*>(abort_flag) != 0;
+      flag = *reinterpret_cast<volatile int*>(abort_flag);
       late = GlobalNs() - since > timeout_ns;
     }
-    if (team.Any(aborted)) {
-      exec.Fail(team, prims::kErrAborted);
+    if (team.Any(flag != 0)) {
+      // (The leader's reading counts: only it writes the state.)
+      exec.Fail(team, flag == detail::kCancelFlag ? prims::kErrCancelled : prims::kErrAborted);
       return;
     }
     if (team.Any(late)) {

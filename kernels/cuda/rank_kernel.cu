@@ -27,8 +27,11 @@ struct RankKernel::Impl {
   int device = 0;
   int threads = 256;
   cudaStream_t stream = nullptr;
+  cudaStream_t cancel_stream = nullptr;  // writes the abort flag while the kernel runs on `stream`
   cudaEvent_t done = nullptr;
-  volatile unsigned long long* progress = nullptr;  // mapped host memory, kMaxTasks words
+  // Mapped host memory: kMaxTasks progress words, then kCancelFlag (the source of the write that
+  // cancels a run).
+  volatile unsigned long long* progress = nullptr;
   std::vector<void*> images;  // device memory; the last is in use, earlier ones wait for ~Impl
   size_t capacity = 0;
   bool leaked = false;  // a kernel that never ended may still use the memory
@@ -39,6 +42,7 @@ struct RankKernel::Impl {
     for (void* p : images) cudaFree(p);
     if (done) cudaEventDestroy(done);
     if (stream) cudaStreamDestroy(stream);
+    if (cancel_stream) cudaStreamDestroy(cancel_stream);
     if (progress) cudaFreeHost(const_cast<unsigned long long*>(progress));
   }
 };
@@ -58,15 +62,19 @@ Result<std::unique_ptr<RankKernel>> RankKernel::Create(int device, int threads) 
   if (cudaError_t e = cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking); e != cudaSuccess) {
     return CudaError("cudaStreamCreate", e);
   }
+  if (cudaError_t e = cudaStreamCreateWithFlags(&impl->cancel_stream, cudaStreamNonBlocking); e != cudaSuccess) {
+    return CudaError("cudaStreamCreate", e);
+  }
   if (cudaError_t e = cudaEventCreateWithFlags(&impl->done, cudaEventDisableTiming); e != cudaSuccess) {
     return CudaError("cudaEventCreate", e);
   }
   void* progress = nullptr;
-  if (cudaError_t e = cudaHostAlloc(&progress, kMaxTasks * sizeof(unsigned long long), cudaHostAllocMapped);
+  if (cudaError_t e = cudaHostAlloc(&progress, (kMaxTasks + 1) * sizeof(unsigned long long), cudaHostAllocMapped);
       e != cudaSuccess) {
     return CudaError("cudaHostAlloc of the progress words", e);
   }
   impl->progress = static_cast<volatile unsigned long long*>(progress);
+  impl->progress[kMaxTasks] = detail::kCancelFlag;
   return std::unique_ptr<RankKernel>(new RankKernel(std::move(impl)));
 }
 
@@ -130,6 +138,7 @@ Status RankKernel::Run(const prims::RankRun& run) {
   v.recv = reinterpret_cast<prims::ConnCtl* const*>(base + recv_at);
   v.geom = run.geom;
   v.stage = run.stage;
+  v.tag = run.tag;
   const prims::ProgramView pv{reinterpret_cast<const algo::PrimStream*>(base + streams_at),
                               reinterpret_cast<const algo::PrimStep*>(base + steps_at),
                               reinterpret_cast<const algo::PrimOp*>(base + ops_at), static_cast<uint32_t>(ntasks)};
@@ -156,8 +165,19 @@ Status RankKernel::Run(const prims::RankRun& run) {
   const double limit = 2 * run.timeout_s + 5;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
   unsigned long long seen = 0;
+  bool cancel_sent = false;
   cudaError_t done;
   for (int polls = 0; (done = cudaEventQuery(m.done)) == cudaErrorNotReady; ++polls) {
+    // The communicator failed meanwhile (the peers will not come): the blocks are told through
+    // their abort flag, written from another stream while the kernel runs.
+    if (!cancel_sent && run.cancelled && polls > 200 && polls % 50 == 0 && run.cancelled()) {
+      cancel_sent = true;
+      if (cudaError_t e = cudaMemcpyAsync(base + flag_at, const_cast<unsigned long long*>(&m.progress[kMaxTasks]),
+                                          sizeof(int), cudaMemcpyHostToDevice, m.cancel_stream);
+          e != cudaSuccess) {
+        return CudaError("cudaMemcpyAsync of the abort flag", e);
+      }
+    }
     unsigned long long sum = 0;
     for (size_t i = 0; i < ntasks; ++i) sum += m.progress[i];
     if (sum != seen) {

@@ -22,9 +22,11 @@ struct BlockTask {
 };
 
 // The kernel: block b runs tasks[b] until its program ends, it fails, or another block failed
-// (*abort_flag); a block that cannot move for timeout_ns fails (kTimeout). Now and then each
+// (*abort_flag != 0; kCancelFlag: the host cancelled the run); a block that cannot move for
+// timeout_ns fails (kTimeout). Now and then each
 // block's leader writes how often it moved into progress[b] (mapped host memory), so the host
 // sees a long run is alive.
+constexpr int kCancelFlag = 2;
 using KernelFn = void (*)(const BlockTask* tasks, int* abort_flag, uint64_t timeout_ns,
                           volatile unsigned long long* progress);
 

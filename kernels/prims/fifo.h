@@ -12,9 +12,14 @@
 //  - LL (low latency): every 8-byte word carries 4 bytes and a 4-byte flag, stored together, so
 //    a word is valid when its flag says the piece's sequence number: no fence, no counter to wait
 //    for. Word 0 carries the piece's size (a receiver expecting another size fails at once,
-//    naming the peer), the data follow, so a little under half the slot's bytes carry data. For
-//    small messages. The sender still advances tail after the words, for a proxy forwarding the
-//    piece to another host (proxy.h); the receiver goes by the flags alone.
+//    naming the peer), word 1 its call tag (below), the data follow, so a little under half the
+//    slot's bytes carry data. For small messages. The sender still advances tail after the
+//    words, for a proxy forwarding the piece to another host (proxy.h); the receiver goes by the
+//    flags alone.
+// Every piece carries the sender's call tag (Simple: the high half of its size word), a digest
+// of the call and every call before it on the communicator: a receiver whose own tag differs
+// fails at once, naming the peer, where the ranks called different collectives (or the same one
+// with another type, op, root or algorithm) whose pieces happen to have the same sizes.
 // Counters are 64-bit and never wrap in practice; LL flags are 32-bit and do: the flag of piece s
 // is s mod (2^32 - 1) + 1, never 0 (what zeroed memory holds), and differs from the flag of the
 // piece that was in the same slot before (s - nslots) as long as nslots < 2^32 - 1. (Words past a
@@ -55,10 +60,17 @@ TUTTI_HD TUTTI_INLINE size_t SlotsOffset(const FifoGeom& g) {
 TUTTI_HD TUTTI_INLINE size_t ConnBytes(const FifoGeom& g) {
   return SlotsOffset(g) + static_cast<size_t>(g.nslots) * g.slot_bytes;
 }
-// Data bytes a piece may carry (LL: 4 per 8-byte word, less the size word).
+// Data bytes a piece may carry (LL: 4 per 8-byte word, less the size and tag words).
 TUTTI_HD TUTTI_INLINE uint32_t PieceCapacity(const FifoGeom& g) {
-  return g.proto == Proto::kLL ? g.slot_bytes / 2 - 4 : g.slot_bytes;
+  return g.proto == Proto::kLL ? g.slot_bytes / 2 - 8 : g.slot_bytes;
 }
+
+// Simple: the word beside a slot, the piece's size and its call tag.
+TUTTI_HD TUTTI_INLINE uint64_t SizeWord(uint32_t bytes, uint32_t tag) {
+  return static_cast<uint64_t>(tag) << 32 | bytes;
+}
+TUTTI_HD TUTTI_INLINE uint32_t SizeOf(uint64_t size_word) { return static_cast<uint32_t>(size_word); }
+TUTTI_HD TUTTI_INLINE uint32_t TagOf(uint64_t size_word) { return static_cast<uint32_t>(size_word >> 32); }
 
 TUTTI_HD TUTTI_INLINE uint64_t* SlotSizes(ConnCtl* c) {
   return reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(c) + SizesOffset());
@@ -68,9 +80,11 @@ TUTTI_HD TUTTI_INLINE uint8_t* Slot(ConnCtl* c, const FifoGeom& g, uint64_t seq)
 }
 
 TUTTI_HD TUTTI_INLINE uint32_t LLFlag(uint64_t seq) { return static_cast<uint32_t>(seq % 0xffffffffull) + 1; }
-// 8-byte words of an LL piece of `bytes` data bytes: the size word, then the data words.
+// 8-byte words of an LL piece of `bytes` data bytes: the size word, the tag word, then the data
+// words.
+constexpr uint32_t kLLHeadWords = 2;
 TUTTI_HD TUTTI_INLINE uint32_t LLDataWords(uint32_t bytes) { return (bytes + 3) / 4; }
-TUTTI_HD TUTTI_INLINE uint32_t LLWords(uint32_t bytes) { return 1 + LLDataWords(bytes); }
+TUTTI_HD TUTTI_INLINE uint32_t LLWords(uint32_t bytes) { return kLLHeadWords + LLDataWords(bytes); }
 
 TUTTI_HD TUTTI_INLINE uint32_t Load32(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
@@ -97,11 +111,16 @@ TUTTI_HD TUTTI_INLINE bool HasCredit(ConnCtl* c, const FifoGeom& g, uint64_t seq
 // Simple: piece `seq` is published.
 TUTTI_HD TUTTI_INLINE bool SimpleArrived(ConnCtl* c, uint64_t seq) { return LoadAcquire(&c->tail) > seq; }
 
-// LL: piece `seq`'s size word has arrived; *bytes gets the size it carries.
-TUTTI_HD TUTTI_INLINE bool LLHeader(ConnCtl* c, const FifoGeom& g, uint64_t seq, uint32_t* bytes) {
-  const uint64_t w = LoadWord(reinterpret_cast<const uint64_t*>(Slot(c, g, seq)));
-  if (static_cast<uint32_t>(w >> 32) != LLFlag(seq)) return false;
-  *bytes = static_cast<uint32_t>(w);
+// LL: piece `seq`'s size and tag words have arrived; *bytes and *tag get what they carry.
+TUTTI_HD TUTTI_INLINE bool LLHeader(ConnCtl* c, const FifoGeom& g, uint64_t seq, uint32_t* bytes, uint32_t* tag) {
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq));
+  const uint32_t flag = LLFlag(seq);
+  const uint64_t w0 = LoadWord(&words[0]);
+  if (static_cast<uint32_t>(w0 >> 32) != flag) return false;
+  const uint64_t w1 = LoadWord(&words[1]);
+  if (static_cast<uint32_t>(w1 >> 32) != flag) return false;
+  *bytes = static_cast<uint32_t>(w0);
+  *tag = static_cast<uint32_t>(w1);
   return true;
 }
 
@@ -109,7 +128,7 @@ TUTTI_HD TUTTI_INLINE bool LLHeader(ConnCtl* c, const FifoGeom& g, uint64_t seq,
 template <class T>
 TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                          uint32_t bytes) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + 1;
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + kLLHeadWords;
   const uint32_t flag = LLFlag(seq);
   const uint32_t n = LLDataWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
@@ -123,23 +142,24 @@ TUTTI_HD TUTTI_INLINE bool LLArrivedPart(const T& team, ConnCtl* c, const FifoGe
 template <class T>
 TUTTI_HD TUTTI_INLINE void LLUnpackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
                                         uint32_t bytes, uint8_t* out) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + 1;
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(Slot(c, g, seq)) + kLLHeadWords;
   const uint32_t n = LLDataWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
     Store32(out + 4 * static_cast<size_t>(i), static_cast<uint32_t>(LoadWord(&words[i])));
   }
 }
 
-// LL: the size word and `data` (LLDataWords(bytes) * 4 readable bytes) into piece `seq`'s words
-// with its flag.
+// LL: the size word, the tag word and `data` (LLDataWords(bytes) * 4 readable bytes) into piece
+// `seq`'s words with its flag.
 template <class T>
 TUTTI_HD TUTTI_INLINE void LLPackPart(const T& team, ConnCtl* c, const FifoGeom& g, uint64_t seq,
-                                      uint32_t bytes, const uint8_t* data) {
+                                      uint32_t bytes, uint32_t tag, const uint8_t* data) {
   uint64_t* words = reinterpret_cast<uint64_t*>(Slot(c, g, seq));
   const uint64_t flag = static_cast<uint64_t>(LLFlag(seq)) << 32;
   const uint32_t n = LLWords(bytes);
   for (uint32_t i = team.tid(); i < n; i += team.size()) {
-    StoreWord(&words[i], flag | (i == 0 ? bytes : Load32(data + 4 * static_cast<size_t>(i - 1))));
+    const uint32_t low = i == 0 ? bytes : i == 1 ? tag : Load32(data + 4 * static_cast<size_t>(i - kLLHeadWords));
+    StoreWord(&words[i], flag | low);
   }
 }
 

@@ -18,7 +18,7 @@ TEST(Fifo, LayoutKeepsCountersAndSlotsOnTheirOwnLines) {
     EXPECT_EQ(ConnBytes(g), SlotsOffset(g) + nslots * 256u);
   }
   EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kSimple}), 256u);
-  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kLL}), 124u);  // 4 bytes a word, less the size word
+  EXPECT_EQ(PieceCapacity(FifoGeom{4, 256, Proto::kLL}), 120u);  // 4 bytes a word, less the size and tag words
 }
 
 TEST(Fifo, LLFlagIsNeverZeroAndDiffersFromTheSlotsPreviousPiece) {
@@ -33,10 +33,14 @@ TEST(Fifo, LLFlagIsNeverZeroAndDiffersFromTheSlotsPreviousPiece) {
       }
     }
   }
-  EXPECT_EQ(LLWords(0), 1u);  // the size word alone
-  EXPECT_EQ(LLWords(1), 2u);
-  EXPECT_EQ(LLWords(4), 2u);
-  EXPECT_EQ(LLWords(5), 3u);
+  EXPECT_EQ(LLWords(0), 2u);  // the size and tag words alone
+  EXPECT_EQ(LLWords(1), 3u);
+  EXPECT_EQ(LLWords(4), 3u);
+  EXPECT_EQ(LLWords(5), 4u);
+  // The data of a full LL piece and its two head words fill the slot exactly.
+  const FifoGeom ll{2, 4096, Proto::kLL};
+  EXPECT_EQ(PieceCapacity(ll), 2040u);
+  EXPECT_EQ(LLWords(PieceCapacity(ll)) * 8, ll.slot_bytes);
 }
 
 struct Conn {
@@ -55,12 +59,13 @@ TEST(Fifo, LLPiecesArriveOnlyWithTheirOwnFlag) {
   const Team team;
   const uint8_t data[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   for (uint64_t seq = 0; seq < 6; ++seq) {
-    uint32_t bytes = 0;
-    EXPECT_FALSE(LLHeader(c.ctl(), c.geom, seq, &bytes)) << seq;
+    uint32_t bytes = 0, tag = 0;
+    EXPECT_FALSE(LLHeader(c.ctl(), c.geom, seq, &bytes, &tag)) << seq;
     EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12)) << seq;
-    LLPackPart(team, c.ctl(), c.geom, seq, 12, data);
-    ASSERT_TRUE(LLHeader(c.ctl(), c.geom, seq, &bytes));
-    EXPECT_EQ(bytes, 12u);  // the size travels with the piece
+    LLPackPart(team, c.ctl(), c.geom, seq, 12, 0xc0ffee00u + static_cast<uint32_t>(seq), data);
+    ASSERT_TRUE(LLHeader(c.ctl(), c.geom, seq, &bytes, &tag));
+    EXPECT_EQ(bytes, 12u);  // the size and the call's tag travel with the piece
+    EXPECT_EQ(tag, 0xc0ffee00u + seq);
     EXPECT_TRUE(LLArrivedPart(team, c.ctl(), c.geom, seq, 12));
     // The piece two later uses the same slot but is not there yet.
     EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, seq + 2, 12));
@@ -70,9 +75,22 @@ TEST(Fifo, LLPiecesArriveOnlyWithTheirOwnFlag) {
   }
   // A piece whose last word is missing has not arrived.
   uint64_t* words = reinterpret_cast<uint64_t*>(Slot(c.ctl(), c.geom, 6));
-  LLPackPart(team, c.ctl(), c.geom, 6, 12, data);
-  words[3] = 0;
+  LLPackPart(team, c.ctl(), c.geom, 6, 12, 1, data);
+  words[4] = 0;
   EXPECT_FALSE(LLArrivedPart(team, c.ctl(), c.geom, 6, 12));
+  // Nor one whose tag word is missing: its header has not arrived.
+  LLPackPart(team, c.ctl(), c.geom, 7, 12, 1, data);
+  words = reinterpret_cast<uint64_t*>(Slot(c.ctl(), c.geom, 7));
+  words[1] = 0;
+  uint32_t bytes = 0, tag = 0;
+  EXPECT_FALSE(LLHeader(c.ctl(), c.geom, 7, &bytes, &tag));
+}
+
+TEST(Fifo, SimpleSizeWordsCarryTheTag) {
+  const uint64_t w = SizeWord(65536, 0xfedcba98u);
+  EXPECT_EQ(SizeOf(w), 65536u);
+  EXPECT_EQ(TagOf(w), 0xfedcba98u);
+  EXPECT_EQ(SizeWord(7, 0), 7u);
 }
 
 TEST(Fifo, CreditsAndSimpleArrival) {

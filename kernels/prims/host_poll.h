@@ -1,11 +1,14 @@
 // The host's loop around StreamExec::Poll, for a team of host threads (host_world.h) or one
 // thread (host_rank.h): poll until the stream ends or fails; yield when idle; leave with kAborted
 // when another stream failed (`failed`), with kTimeout when nothing moved for timeout_s (then
-// telling the others through `failed`). `after_move(leader)` runs after each poll that moved.
+// telling the others through `failed`), with kCancelled when `cancelled` (may be empty; asked
+// now and then while idle) says so (also telling the others). `after_move(leader)` runs after
+// each poll that moved.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "kernels/prims/stream_exec.h"
@@ -13,7 +16,8 @@
 namespace tutti::prims {
 
 template <class Exec, class TeamT, class AfterMove>
-void PollUntilDone(Exec& exec, const TeamT& team, std::atomic<bool>& failed, double timeout_s, AfterMove after_move) {
+void PollUntilDone(Exec& exec, const TeamT& team, std::atomic<bool>& failed, double timeout_s, AfterMove after_move,
+                   const std::function<bool()>& cancelled = {}) {
   using Clock = std::chrono::steady_clock;
   auto last_move = Clock::now();
   for (int idle = 0;;) {
@@ -36,6 +40,11 @@ void PollUntilDone(Exec& exec, const TeamT& team, std::atomic<bool>& failed, dou
     const bool late = team.leader() && std::chrono::duration<double>(Clock::now() - last_move).count() > timeout_s;
     if (team.Any(abort)) {
       exec.Fail(team, kErrAborted);
+      return;
+    }
+    if (team.Any(team.leader() && cancelled && cancelled())) {
+      exec.Fail(team, kErrCancelled);
+      failed.store(true);
       return;
     }
     if (team.Any(late)) {

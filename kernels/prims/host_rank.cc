@@ -28,13 +28,14 @@ Status RunTyped(const RankRun& run) {
   v.recv = run.recv.data();
   v.geom = run.geom;
   v.stage = run.stage;
+  v.tag = run.tag;
   const ProgramView pv{p.streams.data(), p.steps.data(), p.ops.data(), nstreams};
   std::vector<StreamState> states(nstreams);
   std::atomic<bool> failed{false};
   auto body = [&](uint32_t s) {
     const Team team;
     StreamExec<S, Op> exec(pv, v, s, &states[s]);
-    PollUntilDone(exec, team, failed, run.timeout_s, [](bool) {});
+    PollUntilDone(exec, team, failed, run.timeout_s, [](bool) {}, run.cancelled);
   };
   if (run.before_launch) TUTTI_RETURN_IF_ERROR(run.before_launch());
   // The last stream runs on the calling thread: a one-stream program starts no thread.

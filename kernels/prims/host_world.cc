@@ -173,6 +173,7 @@ Status RunTyped(const std::vector<algo::PrimProgram>& programs, const std::vecto
     v.recv = wiring.Recv(r);
     v.geom = o.geom;
     v.stage = wiring.Stage(r);
+    v.tag = o.tags.empty() ? 0 : o.tags[r];
     for (uint32_t s = 0; s < programs[r].streams.size(); ++s) {
       runners.push_back(std::make_unique<Runner>(Runner{r, s, &programs[r], v, StreamState{}}));
     }
@@ -268,6 +269,10 @@ Status RunHostWorld(DataType type, RedOp op, const std::vector<algo::PrimProgram
                     const std::vector<HostRankBuffers>& buffers, const HostWorldOptions& options) {
   if (Status st = CheckWorld(programs, buffers.size(), options.geom); !st.ok()) {
     return st.WithContext("RunHostWorld");
+  }
+  if (!options.tags.empty() && options.tags.size() != programs.size()) {
+    return InvalidArgument("RunHostWorld: " + std::to_string(options.tags.size()) + " call tags for " +
+                           std::to_string(programs.size()) + " ranks");
   }
   if (DataTypeSize(type) == 0) {
     return InvalidArgument("RunHostWorld: unknown data type " + std::to_string(static_cast<int>(type)));

@@ -44,6 +44,8 @@ struct HostWorldOptions {
   // two copies of its memory joined by a FifoProxy on each side (proxy.h), over a socketpair per
   // pair of hosts, polled by the scheduler (kRoundRobin) or a thread per proxy (kThreads).
   std::vector<int> hosts;
+  // The call tag of each rank (empty: 0 on all): ranks whose tags differ fail (kMismatch).
+  std::vector<uint32_t> tags;
 };
 
 // Runs programs[r] as rank r with buffers[r]; reductions with `op` on `type`. Errors name the

@@ -247,6 +247,43 @@ TEST(HostWorld, AnLLPieceOfTheWrongSizeIsAMismatchToo) {
   }
 }
 
+// Pieces of the same size from another call (another op, type or position in the ranks' calls):
+// the call tags differ, and the receiver fails with kMismatch naming the peer, over both
+// protocols, on one host and through the proxies between two.
+TEST(HostWorld, APieceOfAnotherCallIsAMismatchNamingThePeer) {
+  for (Proto proto : {Proto::kSimple, Proto::kLL}) {
+    for (bool two_hosts : {false, true}) {
+      Buffers b(2);
+      HostWorldOptions o;
+      o.geom = Tiny(proto);
+      if (two_hosts) o.hosts = {0, 1};
+      const std::vector<algo::PrimProgram> progs = {OneStream({SendOp(1, 4)}), OneStream({RecvOp(0, 4)})};
+      o.tags = {0x1234abcdu, 0x1234abcdu};
+      ASSERT_TRUE(RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o).ok());
+      o.tags = {0x1234abcdu, 0x99u};
+      const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o);
+      EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+      EXPECT_NE(st.message().find("rank 1 stream 0 step 0: a piece from rank 0 belongs to another call (its call tag "
+                                  "1234abcd, this rank's 00000099)"),
+                std::string::npos)
+          << st.ToString();
+    }
+  }
+  // The tag is checked before the size: a piece of another call may have any size.
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = Tiny(Proto::kLL);
+  o.tags = {1, 3};
+  const Status st =
+      RunHostWorld(DataType::kFloat32, RedOp::kSum, {OneStream({SendOp(1, 5)}), OneStream({RecvOp(0, 4)})}, b.views, o);
+  EXPECT_NE(st.message().find("belongs to another call"), std::string::npos) << st.ToString();
+  o.tags = {1};
+  EXPECT_EQ(RunHostWorld(DataType::kFloat32, RedOp::kSum, {OneStream({SendOp(1, 4)}), OneStream({RecvOp(0, 4)})},
+                         b.views, o)
+                .code(),
+            Code::kInvalidArgument);
+}
+
 TEST(HostWorld, ADeadlockIsReportedWithWhatEachRankWaitsFor) {
   Buffers b(2);
   HostWorldOptions o;

@@ -44,8 +44,9 @@ Status FifoProxy::Poll(bool* moved) {
 // Published pieces of outbound connections and consumed pieces of inbound ones, queued.
 Status FifoProxy::Collect(bool* moved) {
   const Team team;
-  auto queue = [&](uint32_t kind, uint32_t id, uint64_t seq, uint64_t value, const void* data, size_t bytes) {
-    const ProxyHeader h{kProxyMagic, kind, id, 0, seq, value};
+  auto queue = [&](uint32_t kind, uint32_t id, uint32_t tag, uint64_t seq, uint64_t value, const void* data,
+                   size_t bytes) {
+    const ProxyHeader h{kProxyMagic, kind, id, tag, seq, value};
     const size_t at = tx_.size();
     tx_.resize(at + sizeof h + bytes);
     std::memcpy(tx_.data() + at, &h, sizeof h);
@@ -55,22 +56,25 @@ Status FifoProxy::Collect(bool* moved) {
   for (In& in : ins_) {
     const uint64_t head = LoadAcquire(&in.conn->head);
     if (head != in.credited) {
-      queue(kProxyCredit, in.id, 0, head, nullptr, 0);
+      queue(kProxyCredit, in.id, 0, 0, head, nullptr, 0);
       in.credited = head;
     }
   }
   for (Out& out : outs_) {
     while (tx_.size() - tx_at_ < kMaxQueued && LoadAcquire(&out.conn->tail) > out.next) {
-      // Simple: the size beside the slot; LL: the piece's size word (the flags make the words
-      // valid, whatever order the sender's stores became visible in).
+      // Simple: the size word beside the slot; LL: the piece's size and tag words (the flags
+      // make the words valid, whatever order the sender's stores became visible in).
       uint64_t bytes = 0;
+      uint32_t tag = 0;
       const uint8_t* data = Slot(out.conn, geom_, out.next);
       if (geom_.proto == Proto::kLL) {
         uint32_t ll_bytes = 0;
-        if (!LLHeader(out.conn, geom_, out.next, &ll_bytes)) break;
+        if (!LLHeader(out.conn, geom_, out.next, &ll_bytes, &tag)) break;
         bytes = ll_bytes;
       } else {
-        bytes = SlotSizes(out.conn)[out.next % geom_.nslots];
+        const uint64_t w = SlotSizes(out.conn)[out.next % geom_.nslots];
+        bytes = SizeOf(w);
+        tag = TagOf(w);
       }
       if (bytes > PieceCapacity(geom_)) {
         return ProtocolError("connection " + std::to_string(out.id) + " piece " + std::to_string(out.next) + " claims " +
@@ -81,7 +85,7 @@ Status FifoProxy::Collect(bool* moved) {
         LLUnpackPart(team, out.conn, geom_, out.next, static_cast<uint32_t>(bytes), scratch_.data());
         data = scratch_.data();
       }
-      queue(kProxyData, out.id, out.next, bytes, data, bytes);
+      queue(kProxyData, out.id, tag, out.next, bytes, data, bytes);
       ++out.next;
     }
   }
@@ -181,11 +185,11 @@ Status FifoProxy::Deliver(const uint8_t* msg, size_t* used) {
     // LLPackPart reads whole 4-byte words.
     std::memset(scratch_.data(), 0, LLDataWords(bytes) * 4);
     std::memcpy(scratch_.data(), data, bytes);
-    LLPackPart(Team{}, it->conn, geom_, h.seq, bytes, scratch_.data());
+    LLPackPart(Team{}, it->conn, geom_, h.seq, bytes, h.tag, scratch_.data());
     StoreRelease(&it->conn->tail, h.seq + 1);
   } else {
     if (bytes > 0) std::memcpy(Slot(it->conn, geom_, h.seq), data, bytes);
-    SlotSizes(it->conn)[h.seq % geom_.nslots] = bytes;
+    SlotSizes(it->conn)[h.seq % geom_.nslots] = SizeWord(bytes, h.tag);
     StoreRelease(&it->conn->tail, h.seq + 1);
   }
   ++it->expect;

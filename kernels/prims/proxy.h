@@ -27,13 +27,13 @@ namespace tutti::prims {
 // The wire format: every message starts with this header, in the host's byte order (proxies
 // talk to proxies of the same build); a kProxyData header is followed by `value` bytes.
 constexpr uint32_t kProxyMagic = 0x74504659;
-constexpr uint32_t kProxyData = 1;    // seq: the piece; value: its bytes
+constexpr uint32_t kProxyData = 1;    // seq: the piece; value: its bytes; tag: its call tag
 constexpr uint32_t kProxyCredit = 2;  // value: the receiver's head
 struct ProxyHeader {
   uint32_t magic;
   uint32_t kind;
-  uint32_t id;  // the connection
-  uint32_t pad;
+  uint32_t id;   // the connection
+  uint32_t tag;  // kProxyData: the piece's call tag (fifo.h), 0 otherwise
   uint64_t seq;
   uint64_t value;
 };

@@ -56,7 +56,7 @@ TEST(FifoProxy, DeliversPiecesAndReturnsCredits) {
     Rig rig(proto);
     const char msg[] = "hello, proxy!";
     // A piece arrives in two parts: nothing is published until all of it is there.
-    uint32_t h[8] = {0x74504659, 1, 9, 0, 0, 0, sizeof msg, 0};
+    uint32_t h[8] = {0x74504659, 1, 9, 0xabcdef01u, 0, 0, sizeof msg, 0};
     ASSERT_EQ(write(rig.far, h, sizeof h), static_cast<ssize_t>(sizeof h));
     ASSERT_EQ(write(rig.far, msg, 5), 5);
     ASSERT_TRUE(rig.Poll().ok());
@@ -66,9 +66,13 @@ TEST(FifoProxy, DeliversPiecesAndReturnsCredits) {
     char got[sizeof msg] = {};
     if (proto == Proto::kSimple) {
       EXPECT_EQ(LoadAcquire(&rig.in.ctl()->tail), 1u);
-      EXPECT_EQ(SlotSizes(rig.in.ctl())[0], sizeof msg);
+      EXPECT_EQ(SlotSizes(rig.in.ctl())[0], SizeWord(sizeof msg, 0xabcdef01u));  // the call tag too
       std::memcpy(got, Slot(rig.in.ctl(), rig.geom, 0), sizeof msg);
     } else {
+      uint32_t bytes = 0, tag = 0;
+      ASSERT_TRUE(LLHeader(rig.in.ctl(), rig.geom, 0, &bytes, &tag));
+      EXPECT_EQ(bytes, sizeof msg);
+      EXPECT_EQ(tag, 0xabcdef01u);
       ASSERT_TRUE(LLArrivedPart(Team{}, rig.in.ctl(), rig.geom, 0, sizeof msg));
       uint8_t words[64];
       LLUnpackPart(Team{}, rig.in.ctl(), rig.geom, 0, sizeof msg, words);
@@ -89,16 +93,21 @@ TEST(FifoProxy, DeliversPiecesAndReturnsCredits) {
 TEST(FifoProxy, ForwardsPublishedPiecesAndAppliesCredits) {
   Rig rig(Proto::kSimple);
   std::memcpy(Slot(rig.out.ctl(), rig.geom, 0), "abcd", 4);
-  SlotSizes(rig.out.ctl())[0] = 4;
+  SlotSizes(rig.out.ctl())[0] = SizeWord(4, 0x5eed);
   StoreRelease(&rig.out.ctl()->tail, 1);
   ASSERT_TRUE(rig.Poll().ok());
   uint8_t buf[36];
   ASSERT_EQ(read(rig.far, buf, sizeof buf), static_cast<ssize_t>(sizeof buf));
-  uint32_t kind, id;
+  uint32_t kind, id, tag;
+  uint64_t bytes;
   std::memcpy(&kind, buf + 4, 4);
   std::memcpy(&id, buf + 8, 4);
+  std::memcpy(&tag, buf + 12, 4);
+  std::memcpy(&bytes, buf + 24, 8);
   EXPECT_EQ(kind, 1u);
   EXPECT_EQ(id, 7u);
+  EXPECT_EQ(tag, 0x5eedu);  // the call tag goes with the piece, apart from its size
+  EXPECT_EQ(bytes, 4u);
   EXPECT_EQ(std::memcmp(buf + 32, "abcd", 4), 0);
   rig.Write(2, 7, 0, 1);
   ASSERT_TRUE(rig.Poll().ok());

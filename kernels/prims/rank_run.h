@@ -28,12 +28,17 @@ struct RankRun {
   std::vector<ConnCtl*> send, recv;
   uint8_t* stage = nullptr;  // LL staging: geom.slot_bytes per stream, this rank's own
   FifoGeom geom;
+  uint32_t tag = 0;  // the call's tag: the same on every rank of the call (fifo.h)
   double timeout_s = 60;  // a stream that cannot move for this long fails (kTimeout)
   // Called once everything of the run is allocated and staged, right before the program starts
   // (may be empty). Ranks that are threads sharing one GPU meet here: an allocation or a memset
   // by one rank while a peer's kernel already waits for it would keep its own kernel from
   // running beside the peer's (CUDA's implicit synchronisation), a deadlock.
   std::function<Status()> before_launch;
+  // Asked now and then while the run waits (may be empty): true stops it, every stream failing
+  // with kAborted (kErrCancelled): its communicator failed (a peer's mismatch, timeout or
+  // abort), so the peers this run waits for will not come.
+  std::function<bool()> cancelled;
 };
 
 // Checks a run before anything touches memory: a program well formed for a world of nranks

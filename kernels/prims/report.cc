@@ -1,6 +1,7 @@
 #include "kernels/prims/report.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace tutti::prims {
 namespace {
@@ -133,11 +134,23 @@ Status StreamFailure(const algo::PrimProgram& program, int rank, uint32_t stream
       return MismatchError(where + ": a piece from rank " + std::to_string(st.error_peer) + " carries " +
                            std::to_string(st.error_detail) +
                            " bytes where another size was expected (the ranks' programs disagree)");
+    case kErrCallMismatch: {
+      char tags[64];
+      snprintf(tags, sizeof tags, "its call tag %08x, this rank's %08x", static_cast<unsigned>(st.error_detail >> 32),
+               static_cast<unsigned>(st.error_detail & 0xffffffffu));
+      return MismatchError(where + ": a piece from rank " + std::to_string(st.error_peer) +
+                           " belongs to another call (" + tags +
+                           "): the ranks did not make the same collective calls in the same order (collective, "
+                           "count, type, op, root and algorithm must agree)");
+    }
     case kErrTimeout:
       return TimeoutError(where + ": no progress for " + std::to_string(timeout_s) + " s, waiting to " +
                           Waiting(program, stream, st, per));
     case kErrAborted:
       return AbortedError(where + ": stopped because another stream failed");
+    case kErrCancelled:
+      return AbortedError(where + ": stopped because the communicator failed while the call ran, waiting to " +
+                          Waiting(program, stream, st, per));
     default:
       return InternalError(where + ": error " + std::to_string(st.error));
   }

@@ -31,22 +31,25 @@ Status CheckRegions(const std::vector<algo::PrimProgram>& programs, const std::v
 // the stream's current step (`per`: elements per piece).
 std::string Waiting(const algo::PrimProgram& program, uint32_t stream, const StreamState& st, uint64_t per);
 
-// The status for a stream whose state holds an error (kMismatch for a piece of the wrong size,
-// kTimeout with what it waited for, kAborted when another stream failed first).
+// The status for a stream whose state holds an error (kMismatch for a piece of the wrong size
+// or of another call, kTimeout with what it waited for, kAborted when another stream failed
+// first or the run was cancelled).
 Status StreamFailure(const algo::PrimProgram& program, int rank, uint32_t stream, const StreamState& st,
                      uint64_t per, double timeout_s);
 
-// The first real failure among all streams' states (one that is not kAborted, else an aborted
-// one), OK when none failed. states[i] belongs to (ranks[i], streams[i]) of programs[ranks[i]].
+// The first real failure among all streams' states (one that is not kAborted or kCancelled,
+// else a cancelled one, else an aborted one), OK when none failed. states[i] belongs to (ranks[i], streams[i]) of programs[ranks[i]].
 template <class StateAt>
 Status FirstFailure(size_t nstates, StateAt at, uint64_t per, double timeout_s) {
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < 3; ++pass) {
     for (size_t i = 0; i < nstates; ++i) {
       const algo::PrimProgram* program;
       int rank;
       uint32_t stream;
       const StreamState* st = at(i, &program, &rank, &stream);
-      if (st->error == kErrNone || (pass == 0 && st->error == kErrAborted)) continue;
+      if (st->error == kErrNone) continue;
+      if (pass == 0 && (st->error == kErrAborted || st->error == kErrCancelled)) continue;
+      if (pass == 1 && st->error == kErrAborted) continue;
       return StreamFailure(*program, rank, stream, *st, per, timeout_s);
     }
   }

@@ -38,17 +38,28 @@ struct RankView {
   ConnCtl* const* recv = nullptr;  // [stream * nranks + peer]: peer -> this rank
   FifoGeom geom;
   uint8_t* stage = nullptr;  // LL staging, slot_bytes per stream (received half | sent half)
+  // The call's tag (fifo.h), the same on every rank that makes the same call: every piece sent
+  // carries it, and a piece that carries another fails the stream (kErrCallMismatch).
+  uint32_t tag = 0;
 };
 
 enum PollResult : int { kPollError = -1, kPollIdle = 0, kPollMoved = 1, kPollDone = 2 };
-enum StreamError : int32_t { kErrNone = 0, kErrSizeMismatch = 1, kErrTimeout = 2, kErrAborted = 3 };
+enum StreamError : int32_t {
+  kErrNone = 0,
+  kErrSizeMismatch = 1,
+  kErrTimeout = 2,
+  kErrAborted = 3,
+  kErrCallMismatch = 4,
+  kErrCancelled = 5  // the run's owner stopped it (its communicator failed meanwhile)
+};
 
 struct StreamState {
   uint32_t step = 0;                               // current step within the stream
   uint64_t done[2][algo::kPrimMaxOpsPerStep] = {};  // pieces done: current step, next step
   int32_t error = kErrNone;
   int32_t error_peer = -1;
-  uint64_t error_detail = 0;  // kErrSizeMismatch: bytes that arrived
+  // kErrSizeMismatch: bytes that arrived; kErrCallMismatch: the piece's tag << 32 | this rank's.
+  uint64_t error_detail = 0;
 };
 
 TUTTI_HD TUTTI_INLINE uint64_t PieceElems(const FifoGeom& g, uint32_t elem_size) {
@@ -172,16 +183,27 @@ class StreamExec {
   TUTTI_HD uint8_t* StageIn() const { return rank_.stage + static_cast<size_t>(stream_) * rank_.geom.slot_bytes; }
   TUTTI_HD uint8_t* StageOut() const { return StageIn() + rank_.geom.slot_bytes / 2; }
 
-  // A piece from `peer` carries `got` bytes where the op expects another size: fails the stream.
+  // A piece from `peer` that does not belong to this op (kErrSizeMismatch, kErrCallMismatch):
+  // fails the stream.
   template <class T>
-  TUTTI_HD int SizeMismatch(const T& team, int peer, uint64_t got) {
+  TUTTI_HD int Mismatch(const T& team, int32_t error, int peer, uint64_t detail) {
     if (team.leader()) {
-      st_->error = kErrSizeMismatch;
+      st_->error = error;
       st_->error_peer = peer;
-      st_->error_detail = got;
+      st_->error_detail = detail;
     }
     team.Sync();
     return -1;
+  }
+
+  // Checks a piece's size word: the call first (a piece of another call may have any size).
+  template <class T>
+  TUTTI_HD int CheckPiece(const T& team, int peer, uint32_t got_bytes, uint32_t got_tag, uint32_t bytes) {
+    if (got_tag != rank_.tag) {
+      return Mismatch(team, kErrCallMismatch, peer, static_cast<uint64_t>(got_tag) << 32 | rank_.tag);
+    }
+    if (got_bytes != bytes) return Mismatch(team, kErrSizeMismatch, peer, got_bytes);
+    return 0;
   }
 
   // Moves piece j of op if it can: 1 moved, 0 not yet, -1 failed.
@@ -198,10 +220,10 @@ class StreamExec {
     const uint64_t sseq = sc ? LoadWord(&sc->tail) : 0;
     bool ready = true;
     if (rc && ll) {
-      uint32_t got = 0;
-      if (!team.All(LLHeader(rc, g, rseq, &got))) return 0;
-      LLHeader(rc, g, rseq, &got);  // every member sees it now (it stays until the credit)
-      if (got != bytes) return SizeMismatch(team, op.recv_peer, got);
+      uint32_t got = 0, tag = 0;
+      if (!team.All(LLHeader(rc, g, rseq, &got, &tag))) return 0;
+      LLHeader(rc, g, rseq, &got, &tag);  // every member sees it now (it stays until the credit)
+      if (CheckPiece(team, op.recv_peer, got, tag, bytes) < 0) return -1;
       ready = LLArrivedPart(team, rc, g, rseq, bytes);
     } else if (rc) {
       ready = SimpleArrived(rc, rseq);
@@ -211,8 +233,8 @@ class StreamExec {
 
     const uint8_t* srcs[algo::kPrimMaxSrcs] = {};
     if (rc && !ll) {
-      const uint64_t got = SlotSizes(rc)[rseq % g.nslots];
-      if (got != bytes) return SizeMismatch(team, op.recv_peer, got);
+      const uint64_t w = SlotSizes(rc)[rseq % g.nslots];
+      if (CheckPiece(team, op.recv_peer, SizeOf(w), TagOf(w), bytes) < 0) return -1;
     }
     if (rc && ll) {
       LLUnpackPart(team, rc, g, rseq, bytes, StageIn());
@@ -237,13 +259,13 @@ class StreamExec {
     if (sc) {
       if (ll) {
         team.Sync();
-        LLPackPart(team, sc, g, sseq, bytes, StageOut());
+        LLPackPart(team, sc, g, sseq, bytes, rank_.tag, StageOut());
         team.Sync();
         if (team.leader()) StoreRelease(&sc->tail, sseq + 1);  // for a proxy (the receiver goes by the flags)
       } else {
         team.FenceBeforePublish();
         if (team.leader()) {
-          SlotSizes(sc)[sseq % g.nslots] = bytes;
+          SlotSizes(sc)[sseq % g.nslots] = SizeWord(bytes, rank_.tag);
           StoreRelease(&sc->tail, sseq + 1);
         }
       }

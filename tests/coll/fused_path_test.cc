@@ -5,7 +5,9 @@
 // every later one, naming the first failure.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -146,6 +148,71 @@ TEST(FusedPath, AMismatchFailsTheCallAndLaterOnes) {
     EXPECT_FALSE(st.ok()) << "a call after a failed fused call ran";
     c.Destroy();
   }, o);
+}
+
+// Ranks whose calls differ in what the pieces' sizes do not show: the op, a type of the same
+// width, the algorithm, or a call one rank skipped. Each piece carries the call trail, so the
+// call fails with kMismatch on a rank that receives from the other (before, such calls combined
+// pieces of two different calls and returned wrong results as if nothing happened), over both
+// protocols.
+TEST(FusedPath, CallsThatDifferInWhatSizesDoNotShowAreAMismatch) {
+  struct Case {
+    const char* what;
+    std::function<Status(Communicator&, std::vector<int32_t>&, size_t)> call;
+  };
+  // (A peer that waited for the call's timeout instead of being stopped would fail the test.)
+  auto reduce = [](Communicator& c, std::vector<int32_t>& b, size_t n, DataType t, RedOp op,
+                   const std::string& algorithm) {
+    CollOptions co;
+    co.algorithm = algorithm;
+    co.timeout_s = 20;
+    return c.AllReduce(b.data(), b.data(), n, t, op, co);
+  };
+  const std::vector<Case> cases = {
+      {"op", [&](Communicator& c, std::vector<int32_t>& b, size_t n) {
+         return reduce(c, b, n, DataType::kInt32, c.rank() == 0 ? RedOp::kSum : RedOp::kMax, "ring");
+       }},
+      {"type", [&](Communicator& c, std::vector<int32_t>& b, size_t n) {
+         return reduce(c, b, n, c.rank() == 0 ? DataType::kInt32 : DataType::kUint32, RedOp::kSum, "ring");
+       }},
+      {"algorithm", [&](Communicator& c, std::vector<int32_t>& b, size_t n) {
+         return reduce(c, b, n, DataType::kInt32, RedOp::kSum, c.rank() == 0 ? "ring" : "rhd");
+       }},
+      {"a skipped call", [&](Communicator& c, std::vector<int32_t>& b, size_t n) {
+         // Rank 0 makes a broadcast rank 1 does not make (as root, it only sends: its pieces wait
+         // in the connection), then both make the same all_reduce.
+         if (c.rank() == 0) {
+           CollOptions co;
+           co.timeout_s = 20;
+           Status st = c.Broadcast(b.data(), b.data(), n, DataType::kInt32, 0, co);
+           if (!st.ok()) return st;
+         }
+         return reduce(c, b, n, DataType::kInt32, RedOp::kSum, "ring");
+       }},
+  };
+  for (size_t count : {size_t{64}, size_t{20000}}) {  // LL and Simple
+    for (const Case& k : cases) {
+      auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+      CommOptions o;
+      o.timeout_s = 10;
+      o.device_runtime = rt;
+      std::atomic<int> mismatches{0};
+      RunThreadRanks(2, [&](Communicator& c) {
+        std::vector<int32_t> buf(count, c.rank() + 1);
+        ASSERT_TRUE(reduce(c, buf, count, DataType::kInt32, RedOp::kSum, "ring").ok());  // the connections are up
+        const Status st = k.call(c, buf, count);
+        EXPECT_FALSE(st.ok()) << k.what << ", count " << count << ": rank " << c.rank() << " completed";
+        // Every rank names the mismatch: the one that saw it, and a peer whose kernel its CLOSE
+        // stopped (kRemoteError), not one that waited for its timeout.
+        EXPECT_NE(st.message().find("belongs to another call"), std::string::npos) << k.what << ": " << st.ToString();
+        EXPECT_NE(st.message().find("fused"), std::string::npos) << st.ToString();
+        if (st.code() == Code::kMismatch) ++mismatches;
+        c.Destroy();
+      }, o);
+      EXPECT_GE(mismatches.load(), 1) << k.what << ", count " << count << ": no rank saw the mismatch";
+      EXPECT_GT(rt->fused_runs.load(), 2) << k.what;
+    }
+  }
 }
 
 }  // namespace

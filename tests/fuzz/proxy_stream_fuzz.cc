@@ -22,6 +22,7 @@ namespace {
 
 struct Reference {
   std::vector<std::string> pieces;  // the valid pieces, in order
+  std::vector<uint32_t> tags;       // their call tags
   bool invalid = false;             // an invalid message follows them
 };
 
@@ -45,23 +46,26 @@ Reference Read(const uint8_t* p, size_t n, const FifoGeom& g) {
     }
     if (n - at - sizeof h < h.value) return ref;  // the rest never comes
     ref.pieces.emplace_back(reinterpret_cast<const char*>(p + at + sizeof h), h.value);
+    ref.tags.push_back(h.tag);
     at += sizeof h + h.value;
   }
   return ref;
 }
 
 // The pieces the proxy published into the inbound connection.
-std::vector<std::string> Published(ConnCtl* c, const FifoGeom& g) {
+std::vector<std::string> Published(ConnCtl* c, const FifoGeom& g, std::vector<uint32_t>* tags) {
   std::vector<std::string> out;
   const uint64_t tail = LoadAcquire(&c->tail);
   FUZZ_CHECK(tail <= g.nslots, "published beyond the free slots");
   for (uint64_t seq = 0; seq < tail; ++seq) {
-    uint64_t bytes = SlotSizes(c)[seq % g.nslots];
+    uint64_t bytes = SizeOf(SlotSizes(c)[seq % g.nslots]);
+    uint32_t tag = TagOf(SlotSizes(c)[seq % g.nslots]);
     if (g.proto == Proto::kLL) {
       uint32_t ll_bytes = 0;
-      FUZZ_CHECK(LLHeader(c, g, seq, &ll_bytes), "an LL piece without its size word");
+      FUZZ_CHECK(LLHeader(c, g, seq, &ll_bytes, &tag), "an LL piece without its size and tag words");
       bytes = ll_bytes;
     }
+    tags->push_back(tag);
     FUZZ_CHECK(bytes <= PieceCapacity(g), "a published piece larger than a slot");
     if (g.proto == Proto::kLL) {
       FUZZ_CHECK(LLArrivedPart(Team{}, c, g, seq, static_cast<uint32_t>(bytes)), "LL words without their flag");
@@ -105,8 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Reference ref = Read(stream, n, g);
     bool moved = false;
     const Status first = proxy.Poll(&moved);
-    const std::vector<std::string> got = Published(reinterpret_cast<ConnCtl*>(in), g);
+    std::vector<uint32_t> got_tags;
+    const std::vector<std::string> got = Published(reinterpret_cast<ConnCtl*>(in), g, &got_tags);
     FUZZ_CHECK(got == ref.pieces, "published pieces differ from the stream's valid pieces");
+    FUZZ_CHECK(got_tags == ref.tags, "published pieces carry other call tags than the stream's");
     if (n == 0) {
       FUZZ_CHECK(first.code() == Code::kRemoteError, "an empty stream: " + first.ToString());
     } else if (ref.invalid) {
