@@ -94,7 +94,19 @@ Result<Resolved> Resolve(int rank, int size, const CommOptions& o) {
   if (fifo < 4096 || fifo > (1ll << 30) || (fifo & (fifo - 1)) != 0)
     return InvalidArgument("TUTTI_SHM_FIFO_BYTES must be a power of two in 4096..1 GiB");
   r.shm.fifo_bytes = static_cast<size_t>(fifo);
-  TUTTI_ASSIGN_OR_RETURN(r.shm.use_cma, Setting(o.shm_cma, EnvBool, "TUTTI_SHM_CMA"));
+  if (o.shm_cma) {
+    r.shm.use_cma = r.engine.one_sided_all = *o.shm_cma;
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(std::string cma, EnvString("TUTTI_SHM_CMA"));
+    if (cma == "copies") {
+      r.shm.use_cma = true;
+      r.engine.one_sided_all = false;
+    } else {
+      Result<bool> all = ParseBool("TUTTI_SHM_CMA", cma);
+      if (!all.ok()) return InvalidArgument("TUTTI_SHM_CMA \"" + cma + "\" is not one of copies, 0, 1");
+      r.shm.use_cma = r.engine.one_sided_all = *all;
+    }
+  }
   TUTTI_ASSIGN_OR_RETURN(int64_t eager, Setting(o.eager_limit, EnvInt, "TUTTI_EAGER_LIMIT"));
   if (eager < 0) return InvalidArgument("TUTTI_EAGER_LIMIT must be >= 0");
   TUTTI_ASSIGN_OR_RETURN(int64_t spin, Setting(o.spin_us, EnvInt, "TUTTI_SPIN_US"));

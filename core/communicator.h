@@ -45,7 +45,7 @@ struct CommOptions {
   std::optional<int64_t> socket_nsocks;       // TUTTI_SOCKET_NSOCKS
   std::optional<int64_t> socket_bufsize;      // TUTTI_SOCKET_BUFSIZE
   std::optional<int64_t> shm_fifo_bytes;      // TUTTI_SHM_FIFO_BYTES
-  std::optional<bool> shm_cma;                // TUTTI_SHM_CMA
+  std::optional<bool> shm_cma;                // TUTTI_SHM_CMA (true: 1, false: 0; unset: the variable)
   std::optional<int64_t> eager_limit;         // TUTTI_EAGER_LIMIT
   std::optional<int64_t> spin_us;             // TUTTI_SPIN_US
   std::optional<int64_t> yield_us;            // TUTTI_YIELD_US

@@ -70,9 +70,12 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_EAGER_LIMIT", T::kInt, "65536",
        "Messages up to this size are sent eagerly (copied); larger ones are pulled by the "
        "receiver straight from the sender's buffer (shm) or sent after the receiver is ready."},
-      {"TUTTI_SHM_CMA", T::kBool, "0",
-       "1: move large shared-memory messages with process_vm_readv/writev (one copy, the two "
-       "processes each copying half) instead of streaming them through the FIFO."},
+      {"TUTTI_SHM_CMA", T::kString, "copies",
+       "Large shared-memory messages (above TUTTI_EAGER_LIMIT) moved with process_vm_readv/writev "
+       "(one copy, the two processes each copying half of the largest) instead of streamed through "
+       "the FIFO: copies (up to 4 MiB, receives that nothing is combined into: point-to-point, "
+       "all_gather, gather, scatter, all_to_all and their v-forms), 1 (every message), 0 (none). Where the "
+       "kernel refuses (ptrace policy), the FIFO."},
       // Collectives.
       {"TUTTI_ALGO", T::kString, "",
        "Force algorithms: one name for every collective that has it (ring, tree, rhd, doubling, bruck, "

@@ -271,6 +271,11 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
     auto run = std::make_shared<CollectiveRun>(engine_, std::move(p.local), plan->schedule, p.bufs, std::move(p.scratch),
                                                c.type, p.local_op, msg_sig, seq, label, std::move(p.extra), p.staging);
     TUTTI_RETURN_IF_ERROR(run->Validate());
+    // Collectives that only move blocks receive them where they stay: one-sided reads serve
+    // them in one copy. (Not broadcast: its pipelined pieces each wait for a handshake, slower
+    // than the FIFO from 16 MiB on; not the reductions, whose pieces are combined.)
+    run->SetCopyReceives(c.coll == algo::Collective::kAllGather || c.coll == algo::Collective::kGather ||
+                         c.coll == algo::Collective::kScatter || c.coll == algo::Collective::kAllToAll);
     colls_->EndIssue(run);
     run->Advance();
     const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();

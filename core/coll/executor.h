@@ -81,6 +81,10 @@ class CollectiveRun : public CollRun {
 
   // Validates every region of the schedule against the buffers (once, before running).
   Status Validate() const;
+  // Receives into the output are copies (P2PEngine::PostRecv's `copy`): the collective combines
+  // nothing into what it receives there (all_gather, gather, scatter, all_to_all). Before the
+  // first Advance.
+  void SetCopyReceives(bool on) { copy_recvs_ = on; }
   // Makes whatever progress is possible without blocking; true once finished. Thread-safe.
   bool Advance() override;
   bool done() const override { return done_.load(std::memory_order_acquire); }
@@ -138,6 +142,7 @@ class CollectiveRun : public CollRun {
   CollLabel label_;
   CollLocalWork extra_;
   CollStaging staging_;
+  bool copy_recvs_ = false;
 
   mutable std::mutex mu_;
   Phase phase_ = Phase::kStart;

@@ -97,6 +97,7 @@ Result<Work> Communicator::StartVector(const VCall& c) {
     auto run = std::make_shared<CollectiveRun>(engine_, local_, c.schedule, bufs, std::move(scratch), c.type, run_op,
                                                sig, seq, label, std::move(extra));
     TUTTI_RETURN_IF_ERROR(run->Validate());
+    run->SetCopyReceives(!c.reduces);  // (as the collectives of the same name: all but reduce_scatter_v)
     colls_->EndIssue(run);
     run->Advance();
     const double limit = c.opts.timeout_s >= 0 ? c.opts.timeout_s : timeout();

@@ -102,11 +102,12 @@ Result<std::shared_ptr<Op>> P2PEngine::PostSend(const void* buf, size_t bytes, i
   return Post(Op::Kind::kSend, const_cast<void*>(buf), bytes, peer, tag, sig);
 }
 
-Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
-  return Post(Op::Kind::kRecv, buf, bytes, peer, tag, sig);
+Result<std::shared_ptr<Op>> P2PEngine::PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig, bool copy) {
+  return Post(Op::Kind::kRecv, buf, bytes, peer, tag, sig, copy);
 }
 
-Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig) {
+Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig,
+                                             bool copy) {
   if (bytes > 0 && buf == nullptr)
     return InvalidArgument("rank " + std::to_string(opts_.rank) + ": null buffer for " + std::to_string(bytes) + " bytes");
   if (kind == Op::Kind::kRecv && peer == kAnySource) return PostAnySourceRecv(buf, bytes, tag);
@@ -117,6 +118,7 @@ Result<std::shared_ptr<Op>> P2PEngine::Post(Op::Kind kind, void* buf, size_t byt
   op->buf = static_cast<char*>(buf);
   op->size = bytes;
   op->sig = sig;
+  op->copy = copy;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TUTTI_RETURN_IF_ERROR(CheckPostable(peer, kind == Op::Kind::kSend ? "send" : "recv", bytes, tag));

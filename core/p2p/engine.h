@@ -42,6 +42,10 @@ namespace tutti {
 
 // Messages from this size up are copied by both sides at once when one-sided access works.
 constexpr uint64_t kSplitCopyMin = 1 << 20;
+// Receives posted as copies read one-sidedly up to this size (unless one_sided_all); larger ones
+// stream through the connection: on the 2-vCPU VM an all_gather whose two ranks read 8 MiB or
+// more from each other at once took 1.05-1.2x the ring's time.
+constexpr uint64_t kCopyReadMax = 4 << 20;
 
 // What a POST costs the eager budget beyond its payload: about what holding it unexpected costs
 // the receiver (header, record, queue), so that a sender running ahead (a broadcast's root) with
@@ -57,6 +61,11 @@ struct EngineOptions {
   int size = 1;
   double timeout_s = 300;
   size_t eager_limit = 64 << 10;
+  // Where the connection offers one-sided reads (shm's cross-memory attach), a large message is
+  // read by the receiver: true for every receive, false only for receives posted as copies
+  // (PostRecv's `copy`) of up to kCopyReadMax bytes, the others asking for the data by message
+  // (TUTTI_SHM_CMA).
+  bool one_sided_all = false;
   size_t eager_budget = 4 << 20;  // unacknowledged eager bytes per peer (POST: + kPostOverhead)
   int spin_us = 50;
   int yield_us = 2000;  // after spinning, poll while yielding the core until this
@@ -100,7 +109,10 @@ class P2PEngine : public FrameSink {
   // peer may be kAnySource (tag >= 0): receives are matched in the order they were posted, each
   // message to the earliest posted receive that accepts it (its sender's or an any-source one),
   // and an any-source receive takes the earliest message that arrived unmatched.
-  Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0);
+  // `copy`: the message lands where it stays, nothing combined into it later (point-to-point
+  // receives, a gather's blocks); false where it is staged for a reduction (see one_sided_all).
+  Result<std::shared_ptr<Op>> PostRecv(void* buf, size_t bytes, int peer, int tag, uint32_t sig = 0,
+                                       bool copy = true);
   // Waits for op (timeout_s < 0: the communicator's timeout). On timeout an unmatched receive
   // is withdrawn; anything else leaves the communicator failed.
   Status Wait(const std::shared_ptr<Op>& op, double timeout_s);
@@ -210,7 +222,8 @@ class P2PEngine : public FrameSink {
     Status closed;  // set when the peer said CLOSE
   };
 
-  Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig);
+  Result<std::shared_ptr<Op>> Post(Op::Kind kind, void* buf, size_t bytes, int peer, int tag, uint32_t sig,
+                                   bool copy = true);
   Result<std::shared_ptr<Op>> PostAnySourceRecv(void* buf, size_t bytes, int tag);
   // The receive a message from p (peer) with `tag` goes to: the earlier posted of p's first
   // receive for the tag and the first any-source one (which then learns its peer); null if none.

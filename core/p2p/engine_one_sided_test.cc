@@ -1,6 +1,7 @@
 // A receiver that finds it cannot copy one-sidedly from a peer (kUnavailable: the kernel refuses
 // cross-memory attach, as under a strict ptrace policy) asks for the data instead, and from then
-// on asks at once instead of trying (and failing) for every message.
+// on asks at once instead of trying (and failing) for every message. Unless one_sided_all, only
+// receives posted as copies read one-sidedly.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,67 @@
 
 namespace tutti {
 namespace {
+
+// Counts the one-sided reads it passes on.
+class CountingConnection : public ForwardingConnection {
+ public:
+  CountingConnection(std::unique_ptr<Connection> inner, int* reads)
+      : ForwardingConnection(std::move(inner)), reads_(reads) {}
+  Status PostRead(const std::string& desc, size_t offset, void* dst, size_t bytes, uint64_t cookie) override {
+    ++*reads_;
+    return ForwardingConnection::PostRead(desc, offset, dst, bytes, cookie);
+  }
+
+ private:
+  int* reads_;
+};
+
+// Moves one message of `bytes` from `sender` (rank 0) to `receiver` (rank 1), the receive posted
+// as a copy or not; checks the bytes.
+void Move(P2PEngine& sender, P2PEngine& receiver, size_t bytes, bool copy, int m) {
+  std::vector<char> out(bytes), in(out.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7 + m);
+  auto send = sender.PostSend(out.data(), out.size(), 1, 9);
+  auto recv = receiver.PostRecv(in.data(), in.size(), 0, 9, 0, copy);
+  ASSERT_TRUE(send.ok() && recv.ok());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!((*send)->done.load() && (*recv)->done.load()) && std::chrono::steady_clock::now() < end) {
+    sender.Poll();
+    receiver.Poll();
+  }
+  ASSERT_TRUE((*send)->done.load() && (*recv)->done.load()) << "message " << m;
+  ASSERT_TRUE((*recv)->status.ok()) << (*recv)->status.ToString();
+  EXPECT_EQ(in, out) << "message " << m;
+}
+
+TEST(EngineOneSided, OnlyCopiesAreReadUnlessEveryReceiveMayBe) {
+  for (bool all : {false, true}) {
+    conformance::Pair pair;
+    for (const auto& f : conformance::AllTransports())
+      if (f.name == "shm_cma") pair = f.make();
+    ASSERT_TRUE(pair.a && pair.b);
+    int reads = 0;
+    EngineOptions o;
+    o.size = 2;
+    o.timeout_s = 5;
+    o.one_sided_all = all;
+    o.rank = 0;
+    P2PEngine sender(o);
+    o.rank = 1;
+    P2PEngine receiver(o);
+    sender.SetConnection(1, std::move(pair.a));
+    receiver.SetConnection(0, std::make_unique<CountingConnection>(std::move(pair.b), &reads));
+    Move(sender, receiver, 256 << 10, /*copy=*/false, 0);  // staged for a reduction
+    EXPECT_EQ(reads, all ? 1 : 0) << "all: " << all;
+    Move(sender, receiver, 256 << 10, /*copy=*/true, 1);
+    EXPECT_EQ(reads, all ? 2 : 1) << "all: " << all;
+    Move(sender, receiver, 4 << 20, /*copy=*/false, 2);  // (large: the split copy when read)
+    Move(sender, receiver, 4 << 20, /*copy=*/true, 3);
+    EXPECT_EQ(reads, all ? 4 : 2) << "all: " << all;
+    Move(sender, receiver, (4 << 20) + 4096, /*copy=*/true, 4);  // above kCopyReadMax
+    EXPECT_EQ(reads, all ? 5 : 2) << "all: " << all;
+  }
+}
 
 // One-sided reads are refused, as the kernel refuses them.
 class RefusingConnection : public ForwardingConnection {

@@ -111,7 +111,7 @@ void P2PEngine::HandleRtsLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t
     Complete(op, p.closed.WithContext(R(opts_.rank) + ": " + op->Describe()));
     return;
   }
-  if (!desc.empty() && !p.one_sided_off) {
+  if (!desc.empty() && !p.one_sided_off && (opts_.one_sided_all || (op->copy && size <= kCopyReadMax))) {
     // Once one-sided access has worked with this peer, large messages are copied by both sides
     // at once: we read the head while the sender writes the tail into our buffer.
     std::shared_ptr<const ExposedRegion> mine =

@@ -27,6 +27,9 @@ struct Op {
   bool eager = false;     // send: went as DATA or POST (counts against the eager budget)
   bool post = false;      // send: went as POST (done when sent; the budget comes back as CREDIT)
   bool matched = false;   // recv: paired with a message; send: the receiver answered
+  // recv: the message is a copy to its place (nothing is combined into it afterwards), which a
+  // one-sided read serves in one copy (EngineOptions::one_sided_all reads for every receive).
+  bool copy = true;
   size_t bytes_done = 0;  // recv: bulk bytes arrived; send: bulk bytes enqueued
   // The buffer as exposed to the peer for one-sided access (send: for the receiver to read;
   // recv: for the sender to write the tail); kept while the peer may access it.

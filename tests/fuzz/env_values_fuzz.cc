@@ -47,13 +47,13 @@ void CheckText(const std::string& text) {
   // The readers: an empty value means unset (the default), which the parsers do not see.
   if (text.empty() || text.find('\0') != std::string::npos) return;
   setenv("TUTTI_SOCKET_NSOCKS", text.c_str(), 1);
-  setenv("TUTTI_SHM_CMA", text.c_str(), 1);
+  setenv("TUTTI_MOVE_WAITERS", text.c_str(), 1);
   setenv("TUTTI_TIMEOUT", text.c_str(), 1);
   SameResult(EnvInt("TUTTI_SOCKET_NSOCKS"), i, "EnvInt");
-  SameResult(EnvBool("TUTTI_SHM_CMA"), b, "EnvBool");
+  SameResult(EnvBool("TUTTI_MOVE_WAITERS"), b, "EnvBool");
   SameResult(EnvSeconds("TUTTI_TIMEOUT"), s, "EnvSeconds");
   unsetenv("TUTTI_SOCKET_NSOCKS");
-  unsetenv("TUTTI_SHM_CMA");
+  unsetenv("TUTTI_MOVE_WAITERS");
   unsetenv("TUTTI_TIMEOUT");
 }
 

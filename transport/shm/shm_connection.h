@@ -1,10 +1,11 @@
 // Shared-memory connection between two ranks on one host: two frame rings (one per direction)
 // in one segment, and a guard line per side. Large messages stream through the ring in
 // cache-sized pieces (the sender copies a piece in while the receiver copies the previous one
-// out, straight into the user's buffer), or, with TUTTI_SHM_CMA=1 where the kernel allows it,
-// move with process_vm_readv/writev: one copy, split between both processes, posted and carried
-// out by RunAccesses outside the protocol's lock. (The ring is the default: on the machines
-// measured it was faster for reductions; see the README.)
+// out, straight into the user's buffer), or, when the connection offers it (use_cma) and the
+// kernel allows it, move with process_vm_readv/writev: one copy, split between both processes,
+// posted and carried out by RunAccesses outside the protocol's lock. Which messages take which
+// is the receiver's choice (EngineOptions::one_sided_all, TUTTI_SHM_CMA: by default only those
+// that are copies; see the README).
 //
 // The guard keeps a peer's copies out of buffers their owner has let go. Each side counts the
 // copies it runs on the other's memory (`busy`) and says when its own buffers are gone
@@ -38,7 +39,7 @@ namespace tutti {
 struct ShmOptions {
   size_t fifo_bytes = 4 << 20;     // per direction, power of two
   size_t piece_bytes = 512 << 10;  // largest frame payload: bulk data moves in such pieces
-  bool use_cma = false;            // offer process_vm_readv/writev for large messages
+  bool use_cma = false;            // offer process_vm_readv/writev for large messages (TUTTI_SHM_CMA != 0)
 };
 
 class ShmConnection : public Connection {
