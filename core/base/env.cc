@@ -89,7 +89,9 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_SLOT_MAX", T::kInt, "1048576",
        "Communicators whose ranks share one host run collectives up to this size (bytes, as "
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "
-       "straight out, no messages. 0 turns the slots off. Rank 0's setting holds for all."},
+       "straight out, no messages (all_gather, gather and scatter whose blocks exceed "
+       "TUTTI_EAGER_LIMIT go as messages where copies are read one-sidedly and the ranks have a "
+       "CPU each). 0 turns the slots off. Rank 0's setting holds for all."},
       {"TUTTI_SLOT_BYTES", T::kInt, "65536",
        "The most bytes a rank puts into the slots in one round of a call (a ring of 1024 units of "
        "1 KiB per rank, or of slot bytes / 64 when larger: 16 such rounds in flight at once); a "

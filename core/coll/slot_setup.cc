@@ -32,7 +32,7 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
 }
 
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                std::string* announcement) {
+                                uint64_t copy_block_max, std::string* announcement) {
   *announcement = "off";
   if (max_bytes == 0) return SlotArea{};
   const SlotChannel::Shape shape = SlotShape(nranks, slot_bytes);
@@ -45,8 +45,9 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_by
   a.channel = std::make_shared<SlotChannel>(a.segment->data(), shape, 0, a.segment);
   a.max_bytes = max_bytes;
   a.strict = strict;
+  a.copy_block_max = copy_block_max;
   *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes) + " " +
-                  (strict ? "1" : "0");
+                  (strict ? "1" : "0") + " " + std::to_string(copy_block_max);
   return a;
 }
 
@@ -54,9 +55,10 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   if (announcement == "off") return SlotArea{};
   std::istringstream in(announcement);
   std::string name;
-  uint64_t bytes = 0, max_bytes = 0;
+  uint64_t bytes = 0, max_bytes = 0, copy_block_max = 0;
   int strict = -1;
-  if (!(in >> name >> bytes >> max_bytes >> strict) || bytes > (uint64_t{1} << 36) || (strict != 0 && strict != 1))
+  if (!(in >> name >> bytes >> max_bytes >> strict >> copy_block_max) || bytes > (uint64_t{1} << 36) ||
+      (strict != 0 && strict != 1))
     return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Open(name, bytes));
   TUTTI_ASSIGN_OR_RETURN(SlotChannel::Shape shape, SlotChannel::ReadShape(seg->data(), bytes));
@@ -69,6 +71,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   a.channel = std::make_shared<SlotChannel>(keep->data(), shape, rank, keep);
   a.max_bytes = max_bytes;
   a.strict = strict == 1;
+  a.copy_block_max = copy_block_max;
   return a;
 }
 

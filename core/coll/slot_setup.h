@@ -19,6 +19,10 @@ struct SlotArea {
   std::shared_ptr<SlotChannel> channel;  // null: no slots
   uint64_t max_bytes = 0;                // the largest call that takes them
   bool strict = false;                   // every call compares every rank's header (SlotCall::strict)
+  // all_gather, gather and scatter whose blocks (one rank's bytes) exceed this go as messages,
+  // which read them one-sidedly in one copy (faster than two copies through the slots on the
+  // ranks' own CPUs); 0: they all take the slots.
+  uint64_t copy_block_max = 0;
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
@@ -36,7 +40,7 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes);
 
 // Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                std::string* announcement);
+                                uint64_t copy_block_max, std::string* announcement);
 // Every other rank: maps the area an announcement names (untrusted text, checked).
 Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank);
 

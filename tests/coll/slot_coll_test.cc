@@ -4,6 +4,8 @@
 // that calls something else; and forcing the slots where there are none.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -125,6 +127,41 @@ TEST(Slots, RankZerosStrictSettingHoldsForAll) {
                          : c.Reduce(in.data(), out.data(), 8, DataType::kFloat32, RedOp::kSum, 0);
       EXPECT_FALSE(st.ok()) << "rank " << r;
       EXPECT_TRUE(st.code() == Code::kMismatch || st.code() == Code::kRemoteError) << st.ToString();
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
+// An all_gather, gather or scatter whose blocks go one-sidedly (above the eager limit, where
+// rank 0 reads copies so and every rank has a CPU) leaves the slots for messages, on rank 0's
+// setting: rank 1, which reads nothing one-sidedly itself, goes the same way (else the call
+// would pair slots with messages and fail). A plan is made only for calls that go as messages.
+TEST(Slots, LargeCopyBlocksGoAsMessagesOnRankZerosSetting) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: the slots take every call";
+  auto store = std::make_shared<InMemoryStore>();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      CommOptions o = Shm(20);
+      o.shm_cma = r == 0;
+      o.eager_limit = 64 << 10;
+      auto comm = Communicator::Create(store, r, 2, o);
+      ASSERT_TRUE(comm.ok()) << comm.status().ToString();
+      Communicator& c = **comm;
+      for (size_t block : {size_t{16} << 10, size_t{256} << 10}) {  // slots, messages
+        const size_t n = block / sizeof(float);
+        std::vector<float> in(n, static_cast<float>(r + 1)), out(2 * n, -1.0f);
+        Status st = c.AllGather(in.data(), out.data(), n, DataType::kFloat32);
+        ASSERT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+        EXPECT_EQ(out[0], 1.0f);
+        EXPECT_EQ(out[2 * n - 1], 2.0f);
+        std::vector<float> all(2 * n, static_cast<float>(r + 1)), mine(n, -1.0f);
+        st = c.Scatter(all.data(), mine.data(), n, DataType::kFloat32, 0);
+        ASSERT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+        EXPECT_EQ(mine[n - 1], 1.0f);
+        EXPECT_EQ(c.stats().cached_plans, block > (64u << 10) ? 2u : 0u) << "rank " << r << ", blocks of " << block;
+      }
+      c.Destroy();
     });
   }
   for (auto& t : ranks) t.join();
