@@ -13,7 +13,8 @@
 //    that step's local ops; the same step when 2t == n). It is parked in storage block r+t-1,
 //    whose input went out at step t-1 and which is written (directly, from rank r+t-1) only at
 //    step n-t+1; at t = 1 there is no such block, so it is parked in scratch.
-// That is floor(n/2) copied blocks per rank, also out of place. No schedule of blocking steps can
+// That is floor(n/2) copied blocks per rank, also out of place, unless args.distinct says input
+// and output never overlap: then every block is received straight into its place. No schedule of blocking steps can
 // do with fewer: of two ranks, at least one must receive the other's block somewhere else first
 // (receiving into block j only after sending it, on both sides, deadlocks; in one step, it
 // overwrites what is being sent). Scratch: one piece per stream (the count, n >= 2).
@@ -35,10 +36,10 @@ Schedule PairwiseAllToAll(const CollArgs& a) {
     for (int t = 1; t < n; ++t) {
       Step& step = st.steps.emplace_back();
       AddSend(step, Mod(r + t, n), blk(Buf::kInput, r + t));
-      AddRecv(step, Mod(r - t, n), 2 * t > n ? blk(Buf::kOutput, r - t) : parked(t));
+      AddRecv(step, Mod(r - t, n), a.distinct || 2 * t > n ? blk(Buf::kOutput, r - t) : parked(t));
       if (t == 1) AddCopy(step, blk(Buf::kOutput, r), blk(Buf::kInput, r));
       // The block parked at step n-t, whose input block r+t went out just now.
-      if (2 * (n - t) <= n) AddCopy(step, blk(Buf::kOutput, r + t), parked(n - t));
+      if (!a.distinct && 2 * (n - t) <= n) AddCopy(step, blk(Buf::kOutput, r + t), parked(n - t));
     }
   }
   return Finish(std::move(s));

@@ -43,6 +43,7 @@ std::string DescribeArgs(const CollArgs& a) {
   if (IsRooted(a.coll)) s += " root=" + std::to_string(a.root);
   s += " count=" + std::to_string(a.count) + " nchannels=" + std::to_string(a.nchannels) +
        " chunk=" + std::to_string(a.chunk);
+  if (a.distinct) s += " distinct";
   return s;
 }
 

@@ -92,6 +92,11 @@ struct CollArgs {
   uint64_t count = 0;    // per-rank count as in the table above
   int nchannels = 1;     // parallel streams the algorithm may use (>= 1)
   uint64_t chunk = 0;    // pipelining piece in elements (0: algorithm's choice)
+  // The call's input and output never overlap (known to the caller): a schedule may then skip
+  // what only in-place storage needs (pairwise all_to_all receives every block straight into
+  // its place). Such a schedule must not run in place (registry.h's InPlaceSafe is about
+  // schedules built without it).
+  bool distinct = false;
 };
 
 std::string DescribeArgs(const CollArgs& a);

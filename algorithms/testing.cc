@@ -96,6 +96,9 @@ std::string CheckResult(const std::string& what, const CollArgs& args, const Res
 
 std::string CheckOne(const std::string& algorithm, const CollArgs& args, Aliasing aliasing) {
   const std::string how = aliasing == Aliasing::kInPlace ? " (in place)" : "";
+  if (args.distinct && aliasing == Aliasing::kInPlace) {
+    return algorithm + " " + DescribeArgs(args) + how + ": a schedule for distinct buffers does not run in place";
+  }
   return CheckResult(algorithm + " " + DescribeArgs(args) + how + ": ", args, Simulate(algorithm, args, aliasing));
 }
 
@@ -156,6 +159,7 @@ int Sweep(const std::string& algorithm, Collective c, const SweepOptions& o) {
       a.count = count;
       a.nchannels = nch;
       a.chunk = chunk;
+      a.distinct = o.distinct;
       ++cases;
       const std::string err = CheckOne(algorithm, a);
       if (!err.empty() && failures++ < 10) ADD_FAILURE() << err;

@@ -32,6 +32,7 @@ struct SweepOptions {
   bool big_counts = true;           // 1000 and 4099 (with fewer channel/chunk variants)
   std::vector<uint64_t> chunks{0, 3};
   std::vector<int> nchannels{1, 2};
+  bool distinct = false;            // CollArgs::distinct
 };
 
 // Runs CheckOne over the cross product; returns the number of cases run. Failures are reported

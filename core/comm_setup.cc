@@ -456,7 +456,8 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         std::string announcement = "off";
         if (comm->local_size_ == size && !any_tcp) {
           // Where large copies are read one-sidedly (TUTTI_SHM_CMA) and every rank has a CPU of
-          // its own, an all_gather, gather or scatter whose blocks are read so leaves the slots.
+          // its own, an all_gather, gather, scatter or all_to_all whose blocks are read so leaves
+          // the slots.
           // (With more ranks than CPUs the slots stayed 2-5x faster up to 1 MiB.)
           const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
           const uint64_t copy_block_max =

@@ -297,7 +297,7 @@ class Communicator {
   // Chooses the algorithm and builds the description, signature and schedule of a call.
   // `fused`: for the fused kernels, which pipeline every op through their FIFOs: one schedule
   // stream per channel (no pieces split into streams).
-  Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels, bool fused);
+  Result<std::shared_ptr<const CollPlan>> MakePlan(const CollCall& call, int nchannels, bool fused, bool distinct);
   // Queues call(options without the stream) on o.stream (see CollOptions::stream).
   Status OnStream(const CollOptions& o, const std::string& what, std::function<Status(const CollOptions&)> call);
   // Queued stream work that has not run yet will find the communicator gone (waits for a

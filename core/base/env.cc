@@ -89,7 +89,7 @@ const std::vector<EnvVar>& EnvRegistry() {
       {"TUTTI_SLOT_MAX", T::kInt, "1048576",
        "Communicators whose ranks share one host run collectives up to this size (bytes, as "
        "nccl-tests counts them) through shared slots: one copy in, readers reduce or copy "
-       "straight out, no messages (all_gather, gather and scatter whose blocks exceed "
+       "straight out, no messages (all_gather, gather, scatter and all_to_all whose blocks exceed "
        "TUTTI_EAGER_LIMIT go as messages where copies are read one-sidedly and the ranks have a "
        "CPU each). 0 turns the slots off. Rank 0's setting holds for all."},
       {"TUTTI_SLOT_BYTES", T::kInt, "65536",

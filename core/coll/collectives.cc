@@ -47,7 +47,8 @@ int HostCpus() {
 }
 }  // namespace
 
-Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels, bool fused) {
+Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c, int nchannels, bool fused,
+                                                              bool distinct) {
   const uint64_t n = static_cast<uint64_t>(size_);
   const size_t elem = DataTypeSize(c.type);
   auto plan = std::make_shared<CollPlan>();
@@ -76,6 +77,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   args.root = Rooted(c.coll) ? c.root : 0;
   args.count = c.count;
   args.nchannels = nchannels;
+  args.distinct = distinct;
   args.chunk = chunk_bytes > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(chunk_bytes) / elem) : 0;
   if (fused) args.chunk = std::max<uint64_t>(c.count, 1);  // one piece per channel
   TUTTI_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::BuildSchedule(plan->algorithm, args));
@@ -144,11 +146,15 @@ Result<std::shared_ptr<const CollPlan>> Communicator::PlanFor(const CollCall& c,
   if (fused && o.nchannels == 0 && fused_->config().auto_channels) {
     nchannels = fused_->config().ChannelsFor(CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, shape.elem));
   }
+  // An all_to_all whose buffers do not overlap receives every block straight into its place
+  // (algorithms/pairwise.cc); the messages are the same either way, so ranks may differ in it.
+  const bool distinct = c.coll == Collective::kAllToAll &&
+                        !Overlap(c.send, shape.in_count * shape.elem, c.recv, shape.out_count * shape.elem);
   CollPlanKey key{c.coll, c.count, c.type, Reduces(c.coll) ? c.op : RedOp::kSum, Rooted(c.coll) ? c.root : 0, nchannels,
-                  o.algorithm, fused};
+                  o.algorithm, fused, distinct};
   std::shared_ptr<const CollPlan> plan = plans_->Find(key);
   if (!plan) {
-    TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels, fused));
+    TUTTI_ASSIGN_OR_RETURN(plan, MakePlan(c, nchannels, fused, distinct));
     plans_->Insert(key, plan);
   }
   return plan;

@@ -103,9 +103,8 @@ Status CollectiveRun::PostStep(size_t s) {
   const algo::Step& step = schedule_->streams[s].steps[st.step];
   st.ops.clear();
   for (const auto& t : step.recvs) {
-    const bool copy = copy_recvs_ && t.region.buf == algo::Buf::kOutput;
-    TUTTI_ASSIGN_OR_RETURN(auto op,
-                           engine_->PostRecv(MsgPtr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_, copy));
+    TUTTI_ASSIGN_OR_RETURN(auto op, engine_->PostRecv(MsgPtr(t.region), t.region.count * elem_, t.peer, Tag(s), sig_,
+                                                      copy_recvs_));
     st.ops.push_back(std::move(op));
   }
   for (const auto& t : step.sends) {

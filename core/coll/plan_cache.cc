@@ -12,6 +12,7 @@ size_t CollPlanKeyHash::operator()(const CollPlanKey& k) const {
   h *= 0xBF58476D1CE4E5B9ull;
   if (!k.algorithm.empty()) h ^= std::hash<std::string>()(k.algorithm);
   if (k.fused) h = ~h;
+  if (k.distinct) h ^= 0x5bd1e995u;
   return static_cast<size_t>(h ^ (h >> 31));
 }
 

@@ -29,9 +29,10 @@ struct CollPlanKey {
   int nchannels;
   std::string algorithm;  // the call's explicit choice ("" for automatic)
   bool fused = false;     // planned for the fused kernels (no pipelining across streams)
+  bool distinct = false;  // input and output do not overlap (algo::CollArgs::distinct)
   bool operator==(const CollPlanKey& o) const {
     return coll == o.coll && count == o.count && type == o.type && op == o.op && root == o.root &&
-           nchannels == o.nchannels && algorithm == o.algorithm && fused == o.fused;
+           nchannels == o.nchannels && algorithm == o.algorithm && fused == o.fused && distinct == o.distinct;
   }
 };
 

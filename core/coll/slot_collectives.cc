@@ -65,7 +65,8 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
   if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
   // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max).
-  const bool copies = c.coll == Collective::kAllGather || c.coll == Collective::kGather || c.coll == Collective::kScatter;
+  const bool copies = c.coll == Collective::kAllGather || c.coll == Collective::kGather ||
+                      c.coll == Collective::kScatter || c.coll == Collective::kAllToAll;
   if (copies && slot_copy_block_max_ > 0 && c.count * s.elem > slot_copy_block_max_) return false;
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }

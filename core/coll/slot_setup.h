@@ -19,7 +19,8 @@ struct SlotArea {
   std::shared_ptr<SlotChannel> channel;  // null: no slots
   uint64_t max_bytes = 0;                // the largest call that takes them
   bool strict = false;                   // every call compares every rank's header (SlotCall::strict)
-  // all_gather, gather and scatter whose blocks (one rank's bytes) exceed this go as messages,
+  // all_gather, gather, scatter and all_to_all whose blocks (one rank's bytes to one rank) exceed
+  // this go as messages,
   // which read them one-sidedly in one copy (faster than two copies through the slots on the
   // ranks' own CPUs); 0: they all take the slots.
   uint64_t copy_block_max = 0;

@@ -132,7 +132,7 @@ TEST(Slots, RankZerosStrictSettingHoldsForAll) {
   for (auto& t : ranks) t.join();
 }
 
-// An all_gather, gather or scatter whose blocks go one-sidedly (above the eager limit, where
+// An all_gather, gather, scatter or all_to_all whose blocks go one-sidedly (above the eager limit, where
 // rank 0 reads copies so and every rank has a CPU) leaves the slots for messages, on rank 0's
 // setting: rank 1, which reads nothing one-sidedly itself, goes the same way (else the call
 // would pair slots with messages and fail). A plan is made only for calls that go as messages.
@@ -159,7 +159,11 @@ TEST(Slots, LargeCopyBlocksGoAsMessagesOnRankZerosSetting) {
         st = c.Scatter(all.data(), mine.data(), n, DataType::kFloat32, 0);
         ASSERT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
         EXPECT_EQ(mine[n - 1], 1.0f);
-        EXPECT_EQ(c.stats().cached_plans, block > (64u << 10) ? 2u : 0u) << "rank " << r << ", blocks of " << block;
+        std::vector<float> swapped(2 * n, -1.0f);
+        st = c.AllToAll(all.data(), swapped.data(), n, DataType::kFloat32);
+        ASSERT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+        EXPECT_EQ(swapped[2 * n - 1], 2.0f);
+        EXPECT_EQ(c.stats().cached_plans, block > (64u << 10) ? 3u : 0u) << "rank " << r << ", blocks of " << block;
       }
       c.Destroy();
     });
