@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "algorithms/registry.h"
 #include "algorithms/testing.h"
 
@@ -31,6 +33,32 @@ TEST(Pairwise, AllToAllForDistinctBuffers) {
       }
       EXPECT_EQ(copies, 1) << DescribeArgs(a) << ": only the own block is copied";
       EXPECT_EQ(s->scratch_count, 0u) << DescribeArgs(a);
+    }
+  }
+}
+
+// Ranks may differ in whether their buffers overlap (one in place, one not): their schedules'
+// messages pair up all the same.
+TEST(Pairwise, RanksWithAndWithoutDistinctBuffersPairUp) {
+  for (int n : {2, 3, 4, 5, 8}) {
+    for (uint64_t count : {1, 7, 100}) {
+      for (int nch : {1, 2}) {
+        CollArgs a;
+        a.coll = Collective::kAllToAll;
+        a.nranks = n;
+        a.count = count;
+        a.nchannels = nch;
+        std::vector<Schedule> schedules;
+        for (int r = 0; r < n; ++r) {
+          CollArgs mine = a;
+          mine.rank = r;
+          mine.distinct = r % 2 == 0;
+          Result<Schedule> s = BuildSchedule("pairwise", mine);
+          ASSERT_TRUE(s.ok()) << s.status().ToString();
+          schedules.push_back(std::move(*s));
+        }
+        EXPECT_EQ(testing::CheckSchedules(a, schedules), "");
+      }
     }
   }
 }

@@ -460,8 +460,10 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
           // the slots.
           // (With more ranks than CPUs the slots stayed 2-5x faster up to 1 MiB.)
           const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+          // (At least 1: 0 means no call leaves the slots; an eager limit of 0 sends every
+          // block of 2 bytes or more by rendezvous, so such blocks leave.)
           const uint64_t copy_block_max =
-              cfg.shm.use_cma && cpus >= size ? static_cast<uint64_t>(cfg.engine.eager_limit) : 0;
+              cfg.shm.use_cma && cpus >= size ? std::max<uint64_t>(cfg.engine.eager_limit, 1) : 0;
           auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), static_cast<uint64_t>(cfg.slot_max),
                                      cfg.strict_checks, copy_block_max, &announcement);
           if (made.ok()) {

@@ -15,12 +15,14 @@ namespace {
 
 class P2P : public ::testing::TestWithParam<std::string> {
  protected:
-  // "shm+cma": shared memory with large messages moved by process_vm_readv/writev; "+lazy":
-  // pairs connect at their first message instead of during init.
+  // "shm": every message through the FIFO; "shm+cma": large messages moved by
+  // process_vm_readv/writev; "shm+copies": the default (TUTTI_SHM_CMA=copies: receives of up to
+  // 4 MiB read one-sidedly, larger ones through the FIFO); "+lazy": pairs connect at their first
+  // message instead of during init.
   CommOptions Opts(double timeout_s = 30) {
     CommOptions o;
     o.transport = GetParam().rfind("tcp", 0) == 0 ? "tcp" : "shm";
-    o.shm_cma = GetParam() == "shm+cma";
+    if (GetParam() != "shm+copies") o.shm_cma = GetParam() == "shm+cma";
     o.lazy_connect = GetParam().find("+lazy") != std::string::npos;
     o.timeout_s = timeout_s;
     return o;
@@ -238,7 +240,7 @@ TEST(P2PIdle, IdleLazyCommunicatorsUseAlmostNoCpu) {
   CheckIdleCpu(o);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "tcp", "shm+lazy", "tcp+lazy"),
+INSTANTIATE_TEST_SUITE_P(Transports, P2P, ::testing::Values("shm", "shm+cma", "shm+copies", "tcp", "shm+lazy", "tcp+lazy"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name)

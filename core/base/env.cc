@@ -72,10 +72,10 @@ const std::vector<EnvVar>& EnvRegistry() {
        "receiver straight from the sender's buffer (shm) or sent after the receiver is ready."},
       {"TUTTI_SHM_CMA", T::kString, "copies",
        "Large shared-memory messages (above TUTTI_EAGER_LIMIT) moved with process_vm_readv/writev "
-       "(one copy, the two processes each copying half of the largest) instead of streamed through "
-       "the FIFO: copies (up to 4 MiB, receives that nothing is combined into: point-to-point, "
-       "all_gather, gather, scatter, all_to_all and their v-forms), 1 (every message), 0 (none). Where the "
-       "kernel refuses (ptrace policy), the FIFO."},
+       "(one copy; from 1 MiB, once a read has worked, the two processes each copy half) instead "
+       "of streamed through the FIFO: copies (up to 4 MiB, receives that nothing is combined "
+       "into: point-to-point, all_gather, gather, scatter, all_to_all and their v-forms), 1 "
+       "(every message), 0 (none). Where the kernel refuses (ptrace policy), the FIFO."},
       // Collectives.
       {"TUTTI_ALGO", T::kString, "",
        "Force algorithms: one name for every collective that has it (ring, tree, rhd, doubling, bruck, "

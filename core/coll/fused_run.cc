@@ -97,8 +97,8 @@ Result<Work> Communicator::StartFused(const CollCall& c, const CallShape& shape,
     // Stopped because the communicator failed: its failure (a peer's, naming the cause) says why.
     if (Status failure = engine_->failure(); st.code() == Code::kAborted && !failure.ok()) st = failure;
     st = st.WithContext(who() + " #" + std::to_string(seq));
-    // The peers' kernels are in the same call: they time out on their own; the communicator
-    // fails so that its other calls say why.
+    // The peers' kernels are in the same call: the communicator fails and tells them (its
+    // CLOSE stops their runs through `cancelled`), so that they and its other calls say why.
     if (st.code() != Code::kInvalidArgument) engine_->FailAndNotify(st);
     return st;
   }

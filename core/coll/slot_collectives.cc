@@ -11,6 +11,7 @@
 #include "core/coll/slot_channel.h"
 #include "core/coll/slot_run.h"
 #include "core/communicator.h"
+#include "core/p2p/engine.h"
 
 namespace tutti {
 
@@ -64,10 +65,12 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   if (!a.empty() || coll_cfg_->selector.Forces(c.coll)) return false;
   const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
   if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
-  // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max).
+  // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max; larger
+  // than kCopyReadMax they would stream through the FIFO: two copies either way).
   const bool copies = c.coll == Collective::kAllGather || c.coll == Collective::kGather ||
                       c.coll == Collective::kScatter || c.coll == Collective::kAllToAll;
-  if (copies && slot_copy_block_max_ > 0 && c.count * s.elem > slot_copy_block_max_) return false;
+  const uint64_t block = c.count * s.elem;
+  if (copies && slot_copy_block_max_ > 0 && block > slot_copy_block_max_ && block <= kCopyReadMax) return false;
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }
 

@@ -28,6 +28,7 @@ struct RankKernel::Impl {
   int threads = 256;
   cudaStream_t stream = nullptr;
   cudaStream_t cancel_stream = nullptr;  // writes the abort flag while the kernel runs on `stream`
+  cudaEvent_t staged = nullptr;          // the program image (with a zero abort flag) is on the device
   cudaEvent_t done = nullptr;
   // Mapped host memory: kMaxTasks progress words, then kCancelFlag (the source of the write that
   // cancels a run).
@@ -41,6 +42,7 @@ struct RankKernel::Impl {
     cudaSetDevice(device);
     for (void* p : images) cudaFree(p);
     if (done) cudaEventDestroy(done);
+    if (staged) cudaEventDestroy(staged);
     if (stream) cudaStreamDestroy(stream);
     if (cancel_stream) cudaStreamDestroy(cancel_stream);
     if (progress) cudaFreeHost(const_cast<unsigned long long*>(progress));
@@ -66,6 +68,9 @@ Result<std::unique_ptr<RankKernel>> RankKernel::Create(int device, int threads) 
     return CudaError("cudaStreamCreate", e);
   }
   if (cudaError_t e = cudaEventCreateWithFlags(&impl->done, cudaEventDisableTiming); e != cudaSuccess) {
+    return CudaError("cudaEventCreate", e);
+  }
+  if (cudaError_t e = cudaEventCreateWithFlags(&impl->staged, cudaEventDisableTiming); e != cudaSuccess) {
     return CudaError("cudaEventCreate", e);
   }
   void* progress = nullptr;
@@ -152,6 +157,7 @@ Status RankKernel::Run(const prims::RankRun& run) {
       e != cudaSuccess) {
     return CudaError("cudaMemcpyAsync of the program", e);
   }
+  if (cudaError_t e = cudaEventRecord(m.staged, m.stream); e != cudaSuccess) return CudaError("cudaEventRecord", e);
   void* progress = nullptr;
   cudaHostGetDevicePointer(&progress, const_cast<unsigned long long*>(m.progress), 0);
   kernel<<<static_cast<unsigned>(ntasks), m.threads, 0, m.stream>>>(
@@ -169,13 +175,15 @@ Status RankKernel::Run(const prims::RankRun& run) {
   cudaError_t done;
   for (int polls = 0; (done = cudaEventQuery(m.done)) == cudaErrorNotReady; ++polls) {
     // The communicator failed meanwhile (the peers will not come): the blocks are told through
-    // their abort flag, written from another stream while the kernel runs.
+    // their abort flag, written from another stream while the kernel runs (after the image,
+    // whose zero flag must not land on top of it). Should that fail, the blocks still end at
+    // their own timeout.
     if (!cancel_sent && run.cancelled && polls > 200 && polls % 50 == 0 && run.cancelled()) {
       cancel_sent = true;
-      if (cudaError_t e = cudaMemcpyAsync(base + flag_at, const_cast<unsigned long long*>(&m.progress[kMaxTasks]),
-                                          sizeof(int), cudaMemcpyHostToDevice, m.cancel_stream);
-          e != cudaSuccess) {
-        return CudaError("cudaMemcpyAsync of the abort flag", e);
+      if (cudaStreamWaitEvent(m.cancel_stream, m.staged, 0) != cudaSuccess ||
+          cudaMemcpyAsync(base + flag_at, const_cast<unsigned long long*>(&m.progress[kMaxTasks]), sizeof(int),
+                          cudaMemcpyHostToDevice, m.cancel_stream) != cudaSuccess) {
+        cudaGetLastError();  // (cleared: the kernel's own errors are read below)
       }
     }
     unsigned long long sum = 0;
@@ -191,6 +199,8 @@ Status RankKernel::Run(const prims::RankRun& run) {
     // Spin briefly (small calls end within microseconds), then sleep between polls.
     if (polls > 200) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  // A cancel written late must land in this run's image, not in the next one's.
+  if (cancel_sent) cudaStreamSynchronize(m.cancel_stream);
   if (done != cudaSuccess) return CudaError("the fused kernel", done);
   std::vector<prims::StreamState> states(ntasks);
   if (cudaError_t e = cudaMemcpyAsync(states.data(), base + states_at, ntasks * sizeof(prims::StreamState),

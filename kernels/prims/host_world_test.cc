@@ -284,6 +284,25 @@ TEST(HostWorld, APieceOfAnotherCallIsAMismatchNamingThePeer) {
             Code::kInvalidArgument);
 }
 
+// Simple: a piece's tag is checked as soon as the piece arrived, not only once the op may also
+// send. Here each rank fills the other's FIFO, then forwards what it receives back: no op ever
+// has credit, and without the early check both would wait for each other (a deadlock).
+TEST(HostWorld, APieceOfAnotherCallIsSeenBeforeAnyCredit) {
+  Buffers b(2);
+  HostWorldOptions o;
+  o.geom = Tiny(Proto::kSimple);  // 2 slots of 16 floats
+  o.tags = {1, 2};
+  std::vector<algo::PrimProgram> progs;
+  for (int r = 0; r < 2; ++r) {
+    algo::PrimOp forward = RecvOp(1 - r, 16);
+    forward.send_peer = 1 - r;
+    progs.push_back(OneStream({SendOp(1 - r, 32), forward}));
+  }
+  const Status st = RunHostWorld(DataType::kFloat32, RedOp::kSum, progs, b.views, o);
+  EXPECT_EQ(st.code(), Code::kMismatch) << st.ToString();
+  EXPECT_NE(st.message().find("belongs to another call"), std::string::npos) << st.ToString();
+}
+
 TEST(HostWorld, ADeadlockIsReportedWithWhatEachRankWaitsFor) {
   Buffers b(2);
   HostWorldOptions o;

@@ -226,16 +226,16 @@ class StreamExec {
       if (CheckPiece(team, op.recv_peer, got, tag, bytes) < 0) return -1;
       ready = LLArrivedPart(team, rc, g, rseq, bytes);
     } else if (rc) {
-      ready = SimpleArrived(rc, rseq);
+      // The piece's size word is checked as soon as it arrived, before any credit: ranks of
+      // different calls that filled each other's FIFOs still see the mismatch.
+      if (!team.All(SimpleArrived(rc, rseq))) return 0;
+      const uint64_t w = SlotSizes(rc)[rseq % g.nslots];
+      if (CheckPiece(team, op.recv_peer, SizeOf(w), TagOf(w), bytes) < 0) return -1;
     }
     if (sc && ready) ready = HasCredit(sc, g, sseq);
     if (!team.All(ready)) return 0;
 
     const uint8_t* srcs[algo::kPrimMaxSrcs] = {};
-    if (rc && !ll) {
-      const uint64_t w = SlotSizes(rc)[rseq % g.nslots];
-      if (CheckPiece(team, op.recv_peer, SizeOf(w), TagOf(w), bytes) < 0) return -1;
-    }
     if (rc && ll) {
       LLUnpackPart(team, rc, g, rseq, bytes, StageIn());
       team.Sync();

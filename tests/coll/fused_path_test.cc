@@ -215,5 +215,30 @@ TEST(FusedPath, CallsThatDifferInWhatSizesDoNotShowAreAMismatch) {
   }
 }
 
+// Three ranks on a ring, rank 2 with another op: ranks 0 and 2 receive its pieces and see the
+// mismatch, rank 1 receives only rank 0's, whose tag is its own. Rank 1 is stopped by the
+// failure its peers announce (CLOSE), naming the mismatch, instead of waiting for its timeout.
+TEST(FusedPath, ARankThatSeesNoForeignPieceIsStoppedByThePeersFailure) {
+  for (size_t count : {size_t{64}, size_t{20000}}) {  // LL and Simple
+    auto rt = std::make_shared<HostAsDevice>(/*all_device=*/true, /*fused=*/true);
+    CommOptions o;
+    o.timeout_s = 60;
+    o.device_runtime = rt;
+    RunThreadRanks(3, [&](Communicator& c) {
+      std::vector<int32_t> buf(count, c.rank() + 1);
+      CollOptions co;
+      co.algorithm = "ring";
+      co.timeout_s = 20;  // a rank that waited for it would not name the mismatch
+      ASSERT_TRUE(c.AllReduce(buf.data(), buf.data(), count, DataType::kInt32, RedOp::kSum, co).ok());
+      const RedOp op = c.rank() == 2 ? RedOp::kMax : RedOp::kSum;
+      const Status st = c.AllReduce(buf.data(), buf.data(), count, DataType::kInt32, op, co);
+      EXPECT_FALSE(st.ok()) << "count " << count << ": rank " << c.rank() << " completed";
+      EXPECT_NE(st.message().find("belongs to another call"), std::string::npos)
+          << "count " << count << ", rank " << c.rank() << ": " << st.ToString();
+      c.Destroy();
+    }, o);
+  }
+}
+
 }  // namespace
 }  // namespace tutti::testing
