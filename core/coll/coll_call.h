@@ -54,6 +54,12 @@ inline bool Rooted(Collective c) {
 inline bool Reduces(Collective c) {
   return c == Collective::kReduce || c == Collective::kAllReduce || c == Collective::kReduceScatter;
 }
+// Collectives that only move whole blocks to their places (no reduction, no pipelined forwarding
+// as broadcast's): their receives are copies that one-sided reads serve in one copy.
+inline bool MovesBlocks(Collective c) {
+  return c == Collective::kAllGather || c == Collective::kGather || c == Collective::kScatter ||
+         c == Collective::kAllToAll;
+}
 
 // Elements of (input, output) for `rank`, per the table in algorithms/schedule.h.
 inline std::pair<uint64_t, uint64_t> BufferCounts(Collective c, uint64_t n, uint64_t count) {

@@ -280,8 +280,7 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
     // Collectives that only move blocks receive them where they stay: one-sided reads serve
     // them in one copy. (Not broadcast: its pipelined pieces each wait for a handshake, slower
     // than the FIFO from 16 MiB on; not the reductions, whose pieces are combined.)
-    run->SetCopyReceives(c.coll == algo::Collective::kAllGather || c.coll == algo::Collective::kGather ||
-                         c.coll == algo::Collective::kScatter || c.coll == algo::Collective::kAllToAll);
+    run->SetCopyReceives(MovesBlocks(c.coll));
     colls_->EndIssue(run);
     run->Advance();
     const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();

@@ -67,10 +67,9 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
   // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max; larger
   // than kCopyReadMax they would stream through the FIFO: two copies either way).
-  const bool copies = c.coll == Collective::kAllGather || c.coll == Collective::kGather ||
-                      c.coll == Collective::kScatter || c.coll == Collective::kAllToAll;
   const uint64_t block = c.count * s.elem;
-  if (copies && slot_copy_block_max_ > 0 && block > slot_copy_block_max_ && block <= kCopyReadMax) return false;
+  if (MovesBlocks(c.coll) && slot_copy_block_max_ > 0 && block > slot_copy_block_max_ && block <= kCopyReadMax)
+    return false;
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }
 
