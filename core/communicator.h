@@ -115,7 +115,8 @@ class Communicator {
   // "shm", "tcp", "self" or "none": how this rank reaches `peer`.
   std::string TransportTo(int peer) const { return engine_->TransportName(peer); }
 
-  // Point-to-point. Sends complete once the receiver has matched them; messages with the same
+  // Point-to-point. Sends of up to kBufferedSendMax bytes complete once buffered (as MPI_Send's
+  // eager sends), larger ones once the receiver has matched them; messages with the same
   // (peer, tag) are received in the order sent. timeout_s < 0: the communicator's timeout.
   Status Send(const void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);
   Status Recv(void* buf, size_t bytes, int peer, int tag = 0, double timeout_s = -1);

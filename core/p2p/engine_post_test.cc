@@ -1,6 +1,7 @@
-// The engine's eager collective messages (POST): a send completes once it is out, without the
-// receiver's answer; the receiver returns the eager budget in batches (CREDIT); a mismatch still
-// reaches the sender, whose communicator fails. Two engines in one process, over each transport.
+// The engine's eager messages that want no answer (POST: collectives' and small point-to-point
+// sends): a send completes once it is out, without the receiver's answer; the receiver returns the
+// eager budget in batches (CREDIT); a collective's mismatch still reaches the sender, whose
+// communicator fails. Two engines in one process, over each transport.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -112,14 +113,44 @@ TEST_P(EnginePost, AnEagerSendIsOutAtItsPostWithoutAPassOverEveryConnection) {
   EXPECT_EQ(got, data);
 }
 
-TEST_P(EnginePost, APointToPointSendStillWaitsForItsReceive) {
+// Point-to-point sends of up to kBufferedSendMax go as POST too; larger ones wait for their receive.
+TEST_P(EnginePost, APointToPointSendWaitsForItsReceiveOnlyAboveTheBufferedSize) {
   Start();
-  std::vector<char> data(100, 3), got(100);
+  std::vector<char> small(kBufferedSendMax, 2), data(kBufferedSendMax + 1, 3);
+  std::vector<char> got_small(small.size()), got(data.size());
+  auto buffered = Send(small, /*tag=*/4, /*sig=*/0);
+  ASSERT_TRUE(DriveUntil(*a_, [&] { return Done(buffered); })) << "a small send waited for its receive";
+  EXPECT_TRUE(buffered->status.ok()) << buffered->status.ToString();
   auto send = Send(data, /*tag=*/4, /*sig=*/0);
-  EXPECT_FALSE(DriveUntil(*a_, [&] { return Done(send); }, 200)) << "a point-to-point send completed unmatched";
+  EXPECT_FALSE(DriveUntil(*a_, [&] { return Done(send); }, 200)) << "a large send completed unmatched";
+  auto recv_small = *b_->PostRecv(got_small.data(), got_small.size(), 0, 4);
   auto recv = *b_->PostRecv(got.data(), got.size(), 0, 4);
-  ASSERT_TRUE(DriveBothUntil([&] { return Done(send) && Done(recv); }));
-  EXPECT_TRUE(send->status.ok() && recv->status.ok());
+  ASSERT_TRUE(DriveBothUntil([&] { return Done(send) && Done(recv) && Done(recv_small); }));
+  EXPECT_TRUE(send->status.ok() && recv->status.ok() && recv_small->status.ok());
+  EXPECT_EQ(got_small, small);
+  EXPECT_EQ(got, data);
+}
+
+// A buffered send whose receive refuses it (sizes differ) fails only that receive: the sender's
+// communicator goes on, and the budget the message took comes back as credit.
+TEST_P(EnginePost, ARefusedBufferedSendFailsOnlyItsReceiveAndItsBudgetComesBack) {
+  const uint64_t c = 100 + kPostOverhead;
+  Start(/*eager_budget=*/3 * c + 50);
+  std::vector<char> data(100, 9), got(50);
+  for (int i = 0; i < 12; ++i) {  // 4 budgets' worth
+    auto send = Send(data, /*tag=*/4, /*sig=*/0);
+    auto recv = *b_->PostRecv(got.data(), got.size(), 0, 4);
+    ASSERT_TRUE(DriveBothUntil([&] { return Done(send) && Done(recv); })) << i;
+    EXPECT_TRUE(send->status.ok()) << i << ": " << send->status.ToString();
+    EXPECT_EQ(recv->status.code(), Code::kMismatch) << i << ": " << recv->status.ToString();
+  }
+  EXPECT_TRUE(a_->failure().ok()) << a_->failure().ToString();
+  EXPECT_TRUE(b_->failure().ok()) << b_->failure().ToString();
+  // The budget is whole again: three more go out without a receive.
+  for (int i = 0; i < 3; ++i) {
+    auto send = Send(data, /*tag=*/5, /*sig=*/0);
+    EXPECT_TRUE(DriveBothUntil([&] { return Done(send); })) << i;
+  }
 }
 
 TEST_P(EnginePost, TheBudgetBoundsWhatTheReceiverHoldsAndComesBackAsCredit) {

@@ -32,8 +32,9 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   h.id = op->msg_id;
   h.arg = op->size;
   size_t eager_max = std::min(opts_.eager_limit, p.conn->max_payload());
-  // Collective messages go without ACK (and cost the budget their bookkeeping too).
-  const bool post = op->sig != 0;
+  // Collective messages and small point-to-point ones go without ACK (and cost the budget their
+  // bookkeeping too).
+  const bool post = op->sig != 0 || op->size <= kBufferedSendMax;
   const uint64_t cost = post ? op->size + kPostOverhead : op->size;
   Status st;
   if (op->size <= eager_max && p.eager_inflight + cost <= opts_.eager_budget) {
@@ -55,7 +56,8 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   if (!st.ok()) FailPeerLocked(op->peer, st, true);
 }
 
-bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_t id, uint64_t size, uint32_t sig) {
+bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, FrameType type, uint64_t id, uint64_t size,
+                                 uint32_t sig) {
   op->matched = true;
   op->msg_id = id;
   if (sig == op->sig && size == op->size) return true;
@@ -71,14 +73,17 @@ bool P2PEngine::CheckMatchLocked(Peer& p, const std::shared_ptr<Op>& op, uint64_
     h.id = id;
     h.arg = op->size;
     h.sig = op->sig;
+    h.tag = op->tag;
     Status st = p.conn->Enqueue(h, nullptr, 0);
     if (!st.ok()) TUTTI_LOG(Warn, P2P, "rank %d: could not send NACK: %s", opts_.rank, st.ToString().c_str());
   }
+  // A refused POST is not held either: its budget goes back as credit.
+  if (type == FrameType::kPost) ConsumedEagerLocked(p, type, id, size);
   return false;
 }
 
 void P2PEngine::MatchLocked(Peer& p, const std::shared_ptr<Op>& op, const std::shared_ptr<Incoming>& in) {
-  if (!CheckMatchLocked(p, op, in->id, in->size, in->sig)) return;
+  if (!CheckMatchLocked(p, op, in->type, in->id, in->size, in->sig)) return;
   if (in->type == FrameType::kRts) {
     HandleRtsLocked(p, op, in->size, in->descriptor);
     return;
@@ -256,7 +261,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
     case FrameType::kData:
     case FrameType::kPost: {
       if (std::shared_ptr<Op> op = TakePostedLocked(p, peer, h.tag)) {
-        if (!CheckMatchLocked(p, op, h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
+        if (!CheckMatchLocked(p, op, TypeOf(h), h.id, h.arg, h.sig)) return static_cast<void*>(nullptr);
         p.cur_op = op;
         return static_cast<void*>(op->buf);
       }
@@ -382,6 +387,16 @@ Status P2PEngine::OnDoneLocked(Peer& p, int peer, const FrameHeader& h) {
 Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
   auto it = p.sends.find(h.id);
   if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
+  if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.sig == 0 && h.id > 0 && h.id < p.next_id) {
+    // A buffered point-to-point send (completed when it was sent) that the receive it met refused:
+    // that receive failed with the sizes; the send's caller has moved on, as after MPI_Send.
+    TUTTI_LOG(Warn, P2P,
+              "rank %d: a send to rank %d (tag %d, message %llu) completed when buffered, then met a receive of "
+              "%llu bytes there that refused it: sizes differ (the receive failed with kMismatch)",
+              opts_.rank, peer, static_cast<int>(h.tag), static_cast<unsigned long long>(h.id),
+              static_cast<unsigned long long>(h.arg));
+    return OkStatus();
+  }
   if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.sig != 0 && h.id > 0 && h.id < p.next_id) {
     // A POST whose send completed when it was sent: the call it belonged to (maybe finished)
     // did not match the peer's, so nothing this communicator does from here can be trusted.

@@ -19,11 +19,11 @@ enum class FrameType : uint8_t {
   kBulk = 4,   // a piece of a message after CTS: id, arg = offset; payload = the bytes (flag
                // kFrameBulk: it may overtake other frames)
   kAck = 5,    // receiver matched and holds message id
-  kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size
+  kNack = 6,   // receiver matched message id but sizes differ: arg = receiver's size, tag = its tag
   kClose = 7,  // the peer is closing its communicator; payload = why, if it failed (text)
   kDone = 8,   // the sender wrote arg bytes of message id into the receiver's memory itself
   kPing = 9,   // heartbeat: "I am alive and progressing"; no payload
-  kPost = 10,  // eager message that wants no ACK (collectives): as DATA; the receiver answers
+  kPost = 10,  // eager message that wants no ACK (collectives, small sends): as DATA; the receiver answers
                // only a mismatch (NACK) and returns the bytes it held through CREDIT
   kCredit = 11,  // arg = bytes of POST frames (payload + header) the receiver no longer holds
 };
