@@ -10,6 +10,11 @@
 // ascending relative rank (in reductions of up to 8 sources, the partial carried on).
 // Gather / scatter: the root receives every block straight into its output (sends it straight
 // from its input); no scratch.
+// All-gather: every rank is a gather's root at once: it sends its input to ranks r+1, r+2, ...
+// and receives rank r-k's block straight into its output, in kDefaultChunk pieces (as ring's:
+// on one host each piece is then read one-sidedly, in one copy); no scratch, nothing forwarded,
+// so no rank waits for a rank between it and the source. In place the input is the output's
+// own block, which only the sends read.
 #include "algorithms/flat.h"
 
 #include "algorithms/common.h"
@@ -94,6 +99,22 @@ Schedule FlatGather(const CollArgs& a) {
         AddCopy(step, Block(Buf::kOutput, a, a.root, p), Rg(Buf::kInput, p));
       },
       [&](Step& step, const Span& p) { AddSend(step, a.root, Rg(Buf::kInput, p)); });
+}
+
+Schedule FlatAllGather(const CollArgs& a) {
+  if (a.nranks == 1) return SingleRank(a);
+  const int n = a.nranks, r = a.rank;
+  Schedule s;
+  for (const Span& p : Pieces(a.count, a.nchannels, Pipelined(a))) {
+    Step& step = s.streams.emplace_back().steps.emplace_back();
+    for (int k = 1; k < n; ++k) {
+      AddSend(step, Mod(r + k, n), Rg(Buf::kInput, p));
+      const int j = Mod(r - k, n);
+      AddRecv(step, j, Block(Buf::kOutput, a, j, p));
+    }
+    AddCopy(step, Block(Buf::kOutput, a, r, p), Rg(Buf::kInput, p));
+  }
+  return Finish(std::move(s));
 }
 
 Schedule FlatScatter(const CollArgs& a) {

@@ -10,6 +10,7 @@ TEST(Flat, Broadcast) { EXPECT_GT(testing::Sweep("flat", Collective::kBroadcast)
 TEST(Flat, Reduce) { EXPECT_GT(testing::Sweep("flat", Collective::kReduce), 0); }
 TEST(Flat, Gather) { EXPECT_GT(testing::Sweep("flat", Collective::kGather), 0); }
 TEST(Flat, Scatter) { EXPECT_GT(testing::Sweep("flat", Collective::kScatter), 0); }
+TEST(Flat, AllGather) { EXPECT_GT(testing::Sweep("flat", Collective::kAllGather), 0); }
 
 // The documented order: ascending relative rank from the root, left to right.
 TEST(Flat, ReductionOrder) {
@@ -40,6 +41,23 @@ TEST(Flat, OneStep) {
       EXPECT_EQ(to_root ? st->messages_received : st->messages_sent, static_cast<uint64_t>(n - 1))
           << CollectiveName(c) << " " << n;
     }
+  }
+}
+
+// All-gather: one step on every rank; each sends its block to and receives one from each
+// other rank, straight between input and output (no scratch).
+TEST(Flat, AllGatherIsOneStepWithoutScratch) {
+  for (int n = 2; n <= 33; ++n) {
+    CollArgs a;
+    a.coll = Collective::kAllGather;
+    a.nranks = n;
+    a.count = 10;
+    auto st = AlgorithmStats("flat", a, 4);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(st->steps, 1) << n;
+    EXPECT_EQ(st->messages_sent, static_cast<uint64_t>(n - 1)) << n;
+    EXPECT_EQ(st->messages_received, static_cast<uint64_t>(n - 1)) << n;
+    EXPECT_EQ(st->scratch_bytes, 0u) << n;
   }
 }
 

@@ -41,6 +41,7 @@ constexpr Entry kEntries[] = {
     {"flat", Collective::kReduce, FlatReduce, true},
     {"flat", Collective::kGather, FlatGather, true},
     {"flat", Collective::kScatter, FlatScatter, true},
+    {"flat", Collective::kAllGather, FlatAllGather, true},
     {"rhd", Collective::kAllReduce, RhdAllReduce, true},
     {"rhd", Collective::kReduceScatter, RhdReduceScatter, true},
     // doubling all_reduce: no step reduces into what it sends (partials alternate between

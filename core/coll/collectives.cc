@@ -56,7 +56,7 @@ Result<std::shared_ptr<const CollPlan>> Communicator::MakePlan(const CollCall& c
   plan->fused = fused;
   const uint64_t call_bytes = CallBytes(c.coll, n, c.count, elem);
   TUTTI_ASSIGN_OR_RETURN(plan->algorithm, coll_cfg_->selector.Choose(c.coll, size_, call_bytes, transport_summary_,
-                                                                     c.opts->algorithm));
+                                                                     c.opts->algorithm, fused));
   // Over tcp, pieces unless asked otherwise (core/coll/piece_size.h). Every rank decides alike:
   // the ranks all share one host on every rank or on none, and a host's ranks see its CPUs alike.
   const bool between_hosts = local_size_ != size_;

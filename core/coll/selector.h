@@ -26,6 +26,8 @@ struct CostParams {
   // reductions behind the transfers, one that runs as a single stream (rhd reduce_scatter) does
   // not.
   bool network = false;
+  // The call runs as one fused kernel per rank on device memory (Choose's `device`).
+  bool device = false;
 };
 
 // Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").
@@ -41,8 +43,9 @@ class Selector {
   static Result<Selector> FromEnv();
   static Result<Selector> Parse(const std::string& spec);
 
+  // `device`: the call runs fused on device memory (see CostParams::device).
   Result<std::string> Choose(algo::Collective coll, int p, uint64_t bytes, const std::string& transport,
-                             const std::string& per_call) const;
+                             const std::string& per_call, bool device = false) const;
   // True when TUTTI_ALGO names the algorithm of `coll` (so the call must run that schedule).
   bool Forces(algo::Collective coll) const;
 

@@ -68,6 +68,15 @@ TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
   EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 10, "tcp", ""), "rhd");
   EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 20, "tcp", ""), "ring");
   EXPECT_EQ(*s->Choose(Collective::kReduceScatter, 4, 4 << 20, "shm", ""), "rhd");
+  // all_gather within a host: flat (one step) for blocks from 256 KiB, from 3 ranks; not between
+  // hosts, in device kernels or with smaller blocks.
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 4, 1 << 20, "shm", ""), "flat");
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 3, 1 << 20, "shm", ""), "flat");
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 8, 64 << 20, "shm", ""), "flat");
+  EXPECT_EQ(*s->Choose(Collective::kAllGather, 2, 64 << 20, "shm", ""), "ring");
+  EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 512 << 10, "shm", ""), "flat");
+  EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 64 << 20, "tcp", ""), "flat");
+  EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 64 << 20, "shm", "", /*device=*/true), "flat");
 }
 
 TEST(Selector, ModelTimesFollowTheFormulas) {
