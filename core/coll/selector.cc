@@ -34,8 +34,14 @@ double Log2Ceil(int p) { return p <= 1 ? 0 : std::ceil(std::log2(static_cast<dou
 // to back, while flat reduce and gather beat binomial by 20-40% both back to back and after a
 // barrier), so a send counts a whole alpha and a flat broadcast or scatter is never cheaper than
 // binomial by the model; it runs when asked for.
-// Smallest block (bytes per rank) for which flat all_gather is considered.
-constexpr double kFlatAllGatherMinBlock = 256 << 10;
+// Blocks (bytes per rank) moved straight between their source and destination in one step, by
+// every rank at once (flat all_gather, gather, scatter): within a host each is then read
+// one-sidedly by its receiver while no rank waits for one that forwards. From 256 KiB; not between
+// hosts (unmeasured: n - 1 streams at once into each rank's link) nor in device kernels
+// (unmeasured on a GPU).
+bool DirectBlocks(double block_bytes, const CostParams& c) {
+  return !c.network && !c.device && block_bytes >= 256 << 10;
+}
 
 double FlatSteps(int p, const CostParams& c, bool root_sends) {
   return 1 + (p - 2) * (root_sends ? 1.0 : c.network ? 0.25 : 0.5);
@@ -106,13 +112,11 @@ double ModelTime(const std::string& a, Collective coll, int p, double n, const C
       return inf;
     case Collective::kAllGather:
       if (a == "ring") return (p - 1) * al + f * n * be;
-      // Flat: one step, each block read straight from its source, for blocks of 256 KiB and up.
-      // Within a host it beats ring there, where ring's every step waits on the rank before it
-      // (2-vCPU VM, 4-16 MiB: 3 ranks 1.1-1.25x, 4 ranks 2.4-3x, 8 ranks 2.3-2.6x; 2 ranks: the
-      // same messages); with blocks of 4-64 KiB, 4 ranks forced off the slots, ring or bruck took
-      // 0.35-0.8x flat's time. Not between hosts (unmeasured: n - 1 streams at once into each
-      // rank's link) nor in device kernels (unmeasured on a GPU).
-      if (a == "flat") return c.network || c.device || n / p < kFlatAllGatherMinBlock ? inf : al + f * n * be;
+      // Flat: one step, each block read straight from its source (DirectBlocks). Within a host
+      // it beats ring, where every step waits on the rank before it (2-vCPU VM, 4-16 MiB: 3 ranks
+      // 1.1-1.25x, 4 ranks 2.4-3x, 8 ranks 2.3-2.6x; 2 ranks: the same messages); with blocks of
+      // 4-64 KiB (4 ranks forced off the slots) ring or bruck took 0.35-0.8x flat's time.
+      if (a == "flat") return DirectBlocks(n / p, c) ? al + f * n * be : inf;
       if (a == "bruck" || a == "recursive_doubling") return lg * al + f * n * be;
       return inf;
     case Collective::kBroadcast:
@@ -129,6 +133,10 @@ double ModelTime(const std::string& a, Collective coll, int p, double n, const C
     case Collective::kGather:
     case Collective::kScatter:
       if (a == "binomial") return lg * al + f * n * be;
+      // Large blocks within a host: flat as for all_gather (DirectBlocks), the receivers reading
+      // at once, nothing forwarded (4 ranks on 2 CPUs, 4 / 16 MiB: scatter 452 / 1598 us vs
+      // binomial's 514 / 2433, gather 419 / 1758 vs 767 / 2122).
+      if (a == "flat" && DirectBlocks(n / p, c)) return al + f * n * be;
       if (a == "flat") return FlatSteps(p, c, coll == Collective::kScatter) * al + f * n * be;
       return inf;
     case Collective::kAllToAll:

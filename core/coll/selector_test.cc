@@ -77,6 +77,13 @@ TEST(Selector, ModelPrefersLatencyAlgorithmsForSmallAndRingForLarge) {
   EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 512 << 10, "shm", ""), "flat");
   EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 64 << 20, "tcp", ""), "flat");
   EXPECT_NE(*s->Choose(Collective::kAllGather, 4, 64 << 20, "shm", "", /*device=*/true), "flat");
+  // Likewise gather and scatter with large blocks (over tcp the rule above holds).
+  for (Collective c : {Collective::kGather, Collective::kScatter}) {
+    EXPECT_EQ(*s->Choose(c, 4, 4 << 20, "shm", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_EQ(*s->Choose(c, 8, 2 << 20, "shm", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_NE(*s->Choose(c, 8, 1 << 20, "shm", ""), "flat") << algo::CollectiveName(c);
+    EXPECT_NE(*s->Choose(c, 4, 4 << 20, "shm", "", /*device=*/true), "flat") << algo::CollectiveName(c);
+  }
 }
 
 TEST(Selector, ModelTimesFollowTheFormulas) {
