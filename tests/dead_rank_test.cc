@@ -25,9 +25,11 @@ int RankBody(int rank) {
   Communicator& c = **comm;
   std::vector<char> big(64 << 20, 1);
   if (rank == kVictim) {
-    // A few messages go through, then a large one starts and the process dies.
+    // A few messages go through (rank 1 says it has them: small sends complete once buffered),
+    // then a large one starts and the process dies.
     for (int i = 0; i < 3; ++i)
       if (!c.Send(big.data(), 1000, 1, 0).ok()) return 11;
+    if (!c.Recv(big.data(), 1, 1, 2).ok()) return 11;
     auto w = c.ISend(big.data(), big.size(), 1, 1);
     usleep(20000);
     raise(SIGKILL);
@@ -35,6 +37,7 @@ int RankBody(int rank) {
   Status st;
   if (rank == 1) {
     for (int i = 0; i < 3 && st.ok(); ++i) st = c.Recv(big.data(), 1000, kVictim, 0);
+    if (st.ok()) st = c.Send(big.data(), 1, kVictim, 2);
     if (!st.ok()) return 12;
     // The large one may or may not arrive; the next one never will.
     st = c.Recv(big.data(), big.size(), kVictim, 1);
