@@ -8,8 +8,8 @@
 // the total number of streams is capped at kMaxStreams (pieces grow instead). Exception: ring
 // all_reduce reads `chunk` as its largest message, so its pieces are chunk * n elements.
 // Defaults (chunk 0): kDefaultChunk for the pipelined algorithms (ring, chain, tree, binomial
-// and flat broadcast/reduce); no cutting beyond channels for the others (rhd, bruck, pairwise,
-// binomial and flat gather/scatter).
+// and flat broadcast/reduce) and for flat all_gather and pairwise all_to_all; no cutting beyond
+// channels for the others (rhd, bruck, binomial and flat gather/scatter).
 #pragma once
 
 #include <cstdint>
