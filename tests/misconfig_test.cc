@@ -74,9 +74,14 @@ TEST(Misconfig, SecondInitOnALiveStoreIsRefusedAndTheFirstStillWorks) {
     // first one, where a communicator was already formed.
     int code = ExpectInitFails(rank == 0 ? "choose another MASTER_PORT" : "already formed on this store", rank);
     if (code != 0) return code;
+    // A round trip: rank 0 (whose store rank 1's second init may still be calling) stays until
+    // rank 1 has answered (a small send completes once buffered, before it is received).
     int x = rank == 0 ? 41 : 0;
     Status st = rank == 0 ? (*first)->Send(&x, sizeof(x), 1) : (*first)->Recv(&x, sizeof(x), 0);
     if (!st.ok() || x != 41) return 11;
+    x = 42;
+    st = rank == 0 ? (*first)->Recv(&x, sizeof(x), 1) : (*first)->Send(&x, sizeof(x), 0);
+    if (!st.ok() || x != 42) return 12;
     return 0;
   }, {{"TUTTI_STORE_TIMEOUT", kStoreTimeout}}, 200));
 }
