@@ -188,13 +188,28 @@ class P2PEngine : public FrameSink {
   void OnAccessDone(int peer, uint64_t cookie, const Status& st) override;
 
  private:
+  // The payload of a message held unexpected: small ones inline, larger ones on the heap, never
+  // zero-filled (the transport writes it whole before anyone reads it).
+  class HeldBytes {
+   public:
+    void Allocate(size_t n) {
+      if (n > sizeof(inline_)) heap_.reset(new char[n]);
+      n_ = n;
+    }
+    char* data() { return n_ > sizeof(inline_) ? heap_.get() : inline_; }
+
+   private:
+    char inline_[24];
+    std::unique_ptr<char[]> heap_;
+    size_t n_ = 0;
+  };
   struct Incoming {  // a message that arrived before its receive was posted
     FrameType type;
     uint64_t id;
     int tag;
     uint64_t size;
     uint32_t sig = 0;
-    std::string data;  // DATA/POST payload (a string: small ones fit inline, no allocation)
+    HeldBytes data;  // DATA/POST payload
     std::string descriptor;  // RTS payload
     bool complete = false;
     std::shared_ptr<Op> waiting;  // a receive that matched it before the payload finished

@@ -271,7 +271,7 @@ Result<void*> P2PEngine::OnHeader(int peer, const FrameHeader& h) {
       in->tag = h.tag;
       in->sig = h.sig;
       in->size = h.arg;
-      in->data.resize(h.payload_len);  // bounded: validated above
+      in->data.Allocate(h.payload_len);  // bounded: validated above
       AddUnexpectedLocked(p, in);
       p.cur_in = in;
       return static_cast<void*>(in->data.data());
