@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -165,6 +167,59 @@ TEST(HostRank, APeerThatNeverComesTimesOut) {
   const Status st = RunHostRank(run);
   EXPECT_EQ(st.code(), Code::kTimeout) << st.ToString();
   EXPECT_NE(st.message().find("rank 1"), std::string::npos) << st.ToString();
+}
+
+// LL: the receiver reads a piece by its flags, and the sender stores tail into the receiver's
+// memory after them. The receiver's run must not return (its owner may then free that memory)
+// before that store landed. Rank 0 broadcasts alone (the FIFO has room); its last tail store is
+// then held back, and rank 1's run ends only once it is put back.
+TEST(HostRank, AnLLReceiverReturnsOnlyAfterItsSendersLastStore) {
+  const FifoGeom g{4, 128, Proto::kLL};
+  Conns conns(2, 1, g);
+  std::vector<algo::PrimProgram> programs;
+  for (int r = 0; r < 2; ++r) {
+    algo::CollArgs a;
+    a.coll = algo::Collective::kBroadcast;
+    a.nranks = 2;
+    a.rank = r;
+    a.root = 0;
+    a.count = 16;
+    a.nchannels = 1;
+    Result<algo::Schedule> s = algo::BuildSchedule("binomial", a);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    Result<algo::PrimProgram> p = algo::LowerSchedule(*s);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    programs.push_back(std::move(*p));
+  }
+  std::vector<float> data(16), out0(16), out1(16, 0), scratch(16);
+  for (int i = 0; i < 16; ++i) data[i] = static_cast<float>(i + 1);
+  auto run_rank = [&](int r, std::vector<float>& out) {
+    RankRun run = conns.For(r, g);
+    run.program = &programs[r];
+    run.bufs[0] = reinterpret_cast<uint8_t*>(data.data());
+    run.bufs[1] = reinterpret_cast<uint8_t*>(out.data());
+    run.bufs[2] = reinterpret_cast<uint8_t*>(scratch.data());
+    run.buf_bytes[0] = run.buf_bytes[1] = run.buf_bytes[2] = 16 * sizeof(float);
+    run.timeout_s = 10;
+    return RunHostRank(run);
+  };
+  ASSERT_TRUE(run_rank(0, out0).ok());
+  ConnCtl* c = conns.At(0, 0, 1);
+  const uint64_t tail = LoadAcquire(&c->tail);
+  ASSERT_GT(tail, 0u);
+  StoreRelease(&c->tail, tail - 1);  // the last store has not landed yet
+  std::atomic<bool> returned{false};
+  Status st1;
+  std::thread receiver([&] {
+    st1 = run_rank(1, out1);
+    returned.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned.load()) << "the receiver returned before its sender's last store into its memory";
+  StoreRelease(&c->tail, tail);
+  receiver.join();
+  EXPECT_TRUE(st1.ok()) << st1.ToString();
+  EXPECT_EQ(out1, data);
 }
 
 }  // namespace

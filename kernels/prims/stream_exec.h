@@ -101,7 +101,7 @@ class StreamExec {
   TUTTI_HD int Poll(const T& team) {
     const algo::PrimStream& ps = prog_.streams[stream_];
     if (st_->error != kErrNone) return kPollError;
-    if (st_->step >= ps.nsteps) return kPollDone;
+    if (st_->step >= ps.nsteps) return team.All(Drained()) ? kPollDone : kPollIdle;
     const algo::PrimStep& cur = prog_.steps[ps.first_step + st_->step];
     bool moved = false;
     for (uint32_t i = 0; i < cur.nops; ++i) {
@@ -178,6 +178,19 @@ class StreamExec {
     return true;
   }
 
+  // After the last step: every sender's last store into this rank's memory has landed, so this
+  // rank may free that memory once its call returns. Only LL needs the wait: its receiver goes
+  // by the words' flags, and the sender (or proxy) stores tail into this rank's memory after
+  // them; a rank that returned at the flags and freed its memory had that store land in freed
+  // memory (found by TSan with thread ranks). Simple's receiver waits for tail itself.
+  TUTTI_HD bool Drained() const {
+    if (rank_.geom.proto != Proto::kLL) return true;
+    for (int p = 0; p < rank_.nranks; ++p) {
+      ConnCtl* rc = RecvConn(p);
+      if (rc != nullptr && LoadAcquire(&rc->tail) < LoadWord(&rc->head)) return false;
+    }
+    return true;
+  }
   TUTTI_HD ConnCtl* SendConn(int peer) const { return rank_.send[stream_ * rank_.nranks + peer]; }
   TUTTI_HD ConnCtl* RecvConn(int peer) const { return rank_.recv[stream_ * rank_.nranks + peer]; }
   TUTTI_HD uint8_t* StageIn() const { return rank_.stage + static_cast<size_t>(stream_) * rank_.geom.slot_bytes; }
