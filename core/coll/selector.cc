@@ -26,14 +26,6 @@ std::string Normalize(const std::string& s) {
 
 double Log2Ceil(int p) { return p <= 1 ? 0 : std::ceil(std::log2(static_cast<double>(p))); }
 
-// One step in which the root posts p - 1 transfers at once (flat): the latency of one message,
-// plus the root's time for each further one, as a share of alpha. Receives overlap (the
-// messages arrive together and are read in one progress pass): a quarter of alpha over tcp,
-// half over shm. Sends do not: each is the root's own system call or copy, on a core it shares
-// (4 ranks on 2 cores over tcp: flat broadcast and scatter were up to 1.5x binomial's time back
-// to back, while flat reduce and gather beat binomial by 20-40% both back to back and after a
-// barrier), so a send counts a whole alpha and a flat broadcast or scatter is never cheaper than
-// binomial by the model; it runs when asked for.
 // Blocks (bytes per rank) moved straight between their source and destination in one step, by
 // every rank at once (flat all_gather, gather, scatter): within a host each is then read
 // one-sidedly by its receiver while no rank waits for one that forwards. From 256 KiB; not between
@@ -43,6 +35,14 @@ bool DirectBlocks(double block_bytes, const CostParams& c) {
   return !c.network && !c.device && block_bytes >= 256 << 10;
 }
 
+// One step in which the root posts p - 1 transfers at once (flat): the latency of one message,
+// plus the root's time for each further one, as a share of alpha. Receives overlap (the
+// messages arrive together and are read in one progress pass): a quarter of alpha over tcp,
+// half over shm. Sends do not: each is the root's own system call or copy, on a core it shares
+// (4 ranks on 2 cores over tcp: flat broadcast and scatter were up to 1.5x binomial's time back
+// to back, while flat reduce and gather beat binomial by 20-40% both back to back and after a
+// barrier), so a send counts a whole alpha and a flat broadcast or scatter is never cheaper than
+// binomial by the model; it runs when asked for.
 double FlatSteps(int p, const CostParams& c, bool root_sends) {
   return 1 + (p - 2) * (root_sends ? 1.0 : c.network ? 0.25 : 0.5);
 }
