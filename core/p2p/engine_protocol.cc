@@ -387,19 +387,20 @@ Status P2PEngine::OnDoneLocked(Peer& p, int peer, const FrameHeader& h) {
 Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
   auto it = p.sends.find(h.id);
   if (it == p.sends.end() && !failed_.ok()) return OkStatus();  // forgotten at the failure
-  if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.sig == 0 && h.id > 0 && h.id < p.next_id) {
-    // A buffered point-to-point send (completed when it was sent) that the receive it met refused:
-    // that receive failed with the sizes; the send's caller has moved on, as after MPI_Send.
-    TUTTI_LOG(Warn, P2P,
-              "rank %d: a send to rank %d (tag %d, message %llu) completed when buffered, then met a receive of "
-              "%llu bytes there that refused it: sizes differ (the receive failed with kMismatch)",
-              opts_.rank, peer, static_cast<int>(h.tag), static_cast<unsigned long long>(h.id),
-              static_cast<unsigned long long>(h.arg));
-    return OkStatus();
-  }
-  if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.sig != 0 && h.id > 0 && h.id < p.next_id) {
-    // A POST whose send completed when it was sent: the call it belonged to (maybe finished)
-    // did not match the peer's, so nothing this communicator does from here can be trusted.
+  if (it == p.sends.end() && TypeOf(h) == FrameType::kNack && h.id > 0 && h.id < p.next_id) {
+    // A POST whose send completed when it was sent, refused by the receive it met.
+    if (h.sig == 0) {
+      // A buffered point-to-point send: that receive failed with the sizes; the send's caller
+      // has moved on, as after MPI_Send.
+      TUTTI_LOG(Warn, P2P,
+                "rank %d: a send to rank %d (tag %d, message %llu) completed when buffered, then met a receive "
+                "of %llu bytes there that refused it: sizes differ (the receive failed with kMismatch)",
+                opts_.rank, peer, static_cast<int>(h.tag), static_cast<unsigned long long>(h.id),
+                static_cast<unsigned long long>(h.arg));
+      return OkStatus();
+    }
+    // A collective's: the call it belonged to (maybe finished) did not match the peer's, so
+    // nothing this communicator does from here can be trusted.
     FailAllLocked(MismatchError(R(opts_.rank) + ": a collective message sent to rank " + std::to_string(peer) +
                                 " was matched by a receive of a different collective call there: ranks called "
                                 "different collectives, counts, types, ops or roots in this call or an earlier one"));
