@@ -91,7 +91,7 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm); /* fails everything pending; the
 /* Releases comm. A second destroy of the same handle is tuttiInvalidUsage, never a crash. */
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
 
-/* Point-to-point (count elements of datatype; tag >= 0). A send of up to 4 KiB completes once
+/* Point-to-point (count elements of datatype; tag >= 0). A send of up to 8 KiB completes once
  * buffered for the receiver, a larger one once the receiver matched it. tuttiRecv's peer may be
  * TUTTI_ANY_SOURCE: the first message with the tag from any rank; pass a work to learn the sender
  * (tuttiWorkGetSource once it finished). */

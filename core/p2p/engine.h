@@ -3,7 +3,8 @@
 //
 // Protocol (frame types in core/p2p/frame_types.h):
 //  - size <= eager limit: DATA carries the bytes; the receiver answers ACK once a receive has
-//    taken them, or NACK with its own size if the sizes differ.
+//    taken them, or NACK with its own size if the sizes differ. (A point-to-point send larger than
+//    kBufferedSendMax goes as RTS instead where the connection exposes its buffer.)
 //  - larger: RTS announces the size (and a descriptor when the transport can expose the buffer).
 //    The receiver either reads the data one-sidedly and ACKs (shm: process_vm_readv, one copy),
 //    or answers CTS, after which the sender streams BULK pieces straight into the receive buffer
@@ -49,12 +50,13 @@ constexpr uint64_t kSplitCopyMin = 1 << 20;
 // more from each other at once took 1.05-1.2x the ring's time.
 constexpr uint64_t kCopyReadMax = 4 << 20;
 
-// Point-to-point sends up to this size complete once buffered (POST), larger ones when matched.
-// Same-run A/B, 2 ranks over shm, send_recv: buffered 0.88 vs 1.47 us at 8 B, 1.92 vs 2.32 us at
-// 4 KiB, but 3.15 vs 2.95 at 8 KiB and 7.8 vs 6.0 at 32 KiB: a sender no longer held in step with
-// its receiver finds it 1 in 10 times without the receive posted, and that message is copied
-// twice (into the unexpected queue, then out).
-constexpr uint64_t kBufferedSendMax = 4 << 10;
+// Point-to-point sends up to this size complete once buffered (POST), larger ones when matched
+// (where the receiver can read them one-sidedly, they go as RTS from here up: one copy instead of
+// two). Same-run A/B over shm, send_recv, us (2 ranks / 4 ranks on 2 CPUs): buffered 8 KiB
+// 2.98 / 6.36 vs 2.72 / 8.39 as RTS read by the receiver; 16 KiB 4.31 / 8.40 through the FIFO (as
+// DATA) vs 2.88 / 8.44 as RTS, 64 KiB 9.80 / 20.7 vs 4.99 / 12.4. Buffered sends larger than this
+// find their receive unposted more often (the sender runs ahead) and are then copied three times.
+constexpr uint64_t kBufferedSendMax = 8 << 10;
 
 // What a POST costs the eager budget beyond its payload: about what holding it unexpected costs
 // the receiver (header, record, queue), so that a sender running ahead (a broadcast's root) with
@@ -239,6 +241,7 @@ class P2PEngine : public FrameSink {
     uint64_t credit_owed = 0;  // bytes of the peer's POST frames we no longer hold, not yet returned
     bool one_sided_ok = false;   // a one-sided read from this peer has worked
     bool one_sided_off = false;  // one was not possible (kUnavailable): the data is asked for
+    bool reads_declined = false;  // the peer answered a send it could have read with CTS from 0
     std::unordered_map<uint64_t, PendingAccess> accesses;  // posted one-sided copies, by cookie
     std::deque<std::shared_ptr<Op>> deferred;  // sends waiting for a lazy connection, in order
     bool connect_requested = false;

@@ -4,6 +4,7 @@
 // receives posted as copies read one-sidedly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -110,6 +111,37 @@ TEST(EngineOneSided, AReceiverRefusedOnceAsksForTheDataFromThenOn) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_EQ(reads, 1) << "the receiver tried a one-sided read again after it was refused";
+}
+
+// A point-to-point send that waits for its receive anyway (above kBufferedSendMax) is read by the
+// receiver even below the eager limit, until the receiver once asks for the data instead (its
+// receive was no copy, or reading is refused): from then on such sends go eager.
+TEST(EngineOneSided, MidSizeSendsAreReadUntilTheReceiverAsksForTheData) {
+  conformance::Pair pair;
+  for (const auto& f : conformance::AllTransports())
+    if (f.name == "shm_cma") pair = f.make();
+  ASSERT_TRUE(pair.a && pair.b);
+  int reads = 0;
+  EngineOptions o;
+  o.size = 2;
+  o.timeout_s = 5;
+  o.rank = 0;
+  P2PEngine sender(o);
+  o.rank = 1;
+  P2PEngine receiver(o);
+  const size_t eager_max = std::min(o.eager_limit, pair.a->max_payload());  // the largest DATA
+  ASSERT_LT(kBufferedSendMax + 1, eager_max);
+  sender.SetConnection(1, std::move(pair.a));
+  receiver.SetConnection(0, std::make_unique<CountingConnection>(std::move(pair.b), &reads));
+  Move(sender, receiver, kBufferedSendMax, /*copy=*/true, 0);  // buffered (POST)
+  EXPECT_EQ(reads, 0);
+  Move(sender, receiver, kBufferedSendMax + 1, /*copy=*/true, 1);
+  Move(sender, receiver, eager_max, /*copy=*/true, 2);
+  EXPECT_EQ(reads, 2) << "sends above the buffered size were not read by the receiver";
+  Move(sender, receiver, eager_max, /*copy=*/false, 3);  // the receiver asks for the data
+  Move(sender, receiver, kBufferedSendMax + 1, /*copy=*/true, 4);
+  Move(sender, receiver, eager_max + 1, /*copy=*/true, 5);  // above the eager limit: RTS
+  EXPECT_EQ(reads, 3) << "a send below the eager limit was still offered for reading";
 }
 
 }  // namespace

@@ -36,8 +36,12 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
   // bookkeeping too).
   const bool post = op->sig != 0 || op->size <= kBufferedSendMax;
   const uint64_t cost = post ? op->size + kPostOverhead : op->size;
+  // A point-to-point send too large to buffer waits for its receive in any case. Where the
+  // receiver can read it straight from this buffer (shm: cross-memory attach) it goes as RTS: one
+  // copy, by the receiver, instead of two through the FIFO.
+  if (!post && op->size > 0 && !p.reads_declined) op->exposed = p.conn->Expose(op->buf, op->size);
   Status st;
-  if (op->size <= eager_max && p.eager_inflight + cost <= opts_.eager_budget) {
+  if (!op->exposed && op->size <= eager_max && p.eager_inflight + cost <= opts_.eager_budget) {
     op->eager = true;
     op->post = post;
     p.eager_inflight += cost;
@@ -46,7 +50,7 @@ void P2PEngine::StartSendLocked(Peer& p, const std::shared_ptr<Op>& op) {
     p.sends[op->msg_id] = op;  // until OnSent (POST: the cookie is the id) or the ACK
     st = p.conn->Enqueue(h, op->buf, post ? op->msg_id : 0);
   } else {
-    op->exposed = op->size > 0 ? p.conn->Expose(op->buf, op->size) : nullptr;
+    if (!op->exposed && op->size > 0) op->exposed = p.conn->Expose(op->buf, op->size);
     const std::string* desc = op->exposed ? &op->exposed->descriptor() : nullptr;
     h.type = static_cast<uint8_t>(FrameType::kRts);
     h.payload_len = desc ? desc->size() : 0;
@@ -433,6 +437,10 @@ Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
   } else if (h.arg > op->size) {
     return ProtocolError("CTS from " + R(peer) + " starts past the end of message " + std::to_string(h.id));
   } else {
+    // A CTS from the start: the receiver asks for the data instead of reading it (it cannot, or
+    // its receive is not a copy); small sends to it go eager again.
+    if (h.arg == 0 && op->exposed && op->sig == 0 && op->size <= std::min(opts_.eager_limit, p.conn->max_payload()))
+      p.reads_declined = true;
     StartBulkLocked(p, op, h.arg, p.cur_descriptor);
   }
   return OkStatus();
