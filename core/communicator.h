@@ -338,6 +338,7 @@ class Communicator {
   uint64_t slot_max_ = 0;
   bool strict_checks_ = false;  // slot calls compare every rank's call every round (TUTTI_STRICT_CHECKS)
   uint64_t slot_copy_block_max_ = 0;  // SlotArea::copy_block_max
+  bool slot_all_gather_stays_ = false;  // SlotArea::all_gather_stays
   // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
   std::shared_ptr<FusedPath> fused_;
   std::atomic<bool> destroyed_{false};

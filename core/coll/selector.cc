@@ -28,11 +28,11 @@ double Log2Ceil(int p) { return p <= 1 ? 0 : std::ceil(std::log2(static_cast<dou
 
 // Blocks (bytes per rank) moved straight between their source and destination in one step, by
 // every rank at once (flat all_gather, gather, scatter): within a host each is then read
-// one-sidedly by its receiver while no rank waits for one that forwards. From 256 KiB; not between
+// one-sidedly by its receiver while no rank waits for one that forwards. From kDirectBlockMin; not between
 // hosts (unmeasured: n - 1 streams at once into each rank's link) nor in device kernels
 // (unmeasured on a GPU).
 bool DirectBlocks(double block_bytes, const CostParams& c) {
-  return !c.network && !c.device && block_bytes >= 256 << 10;
+  return !c.network && !c.device && block_bytes >= kDirectBlockMin;
 }
 
 // One step in which the root posts p - 1 transfers at once (flat): the latency of one message,

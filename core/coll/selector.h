@@ -30,6 +30,11 @@ struct CostParams {
   bool device = false;
 };
 
+// Blocks (bytes per rank) from this size up are moved straight between their source and
+// destination in one step within a host (flat all_gather, gather, scatter; see selector.cc), also
+// when the ranks outnumber the CPUs, where smaller blocks take the shared slots.
+constexpr uint64_t kDirectBlockMin = 256 << 10;
+
 // Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").
 Result<CostParams> CostParamsFor(const std::string& transport);
 

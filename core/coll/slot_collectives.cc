@@ -68,7 +68,8 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max; larger
   // than kCopyReadMax they would stream through the FIFO: two copies either way).
   const uint64_t block = c.count * s.elem;
-  if (MovesBlocks(c.coll) && slot_copy_block_max_ > 0 && block > slot_copy_block_max_ && block <= kCopyReadMax)
+  if (MovesBlocks(c.coll) && !(c.coll == Collective::kAllGather && slot_all_gather_stays_) &&
+      slot_copy_block_max_ > 0 && block > slot_copy_block_max_ && block <= kCopyReadMax)
     return false;
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }

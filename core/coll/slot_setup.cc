@@ -32,7 +32,7 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
 }
 
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                uint64_t copy_block_max, std::string* announcement) {
+                                uint64_t copy_block_max, bool all_gather_stays, std::string* announcement) {
   *announcement = "off";
   if (max_bytes == 0) return SlotArea{};
   const SlotChannel::Shape shape = SlotShape(nranks, slot_bytes);
@@ -46,8 +46,9 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_by
   a.max_bytes = max_bytes;
   a.strict = strict;
   a.copy_block_max = copy_block_max;
+  a.all_gather_stays = all_gather_stays;
   *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes) + " " +
-                  (strict ? "1" : "0") + " " + std::to_string(copy_block_max);
+                  (strict ? "1" : "0") + " " + std::to_string(copy_block_max) + " " + (all_gather_stays ? "1" : "0");
   return a;
 }
 
@@ -56,9 +57,9 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   std::istringstream in(announcement);
   std::string name;
   uint64_t bytes = 0, max_bytes = 0, copy_block_max = 0;
-  int strict = -1;
-  if (!(in >> name >> bytes >> max_bytes >> strict >> copy_block_max) || bytes > (uint64_t{1} << 36) ||
-      (strict != 0 && strict != 1))
+  int strict = -1, all_gather_stays = -1;
+  if (!(in >> name >> bytes >> max_bytes >> strict >> copy_block_max >> all_gather_stays) ||
+      bytes > (uint64_t{1} << 36) || (strict != 0 && strict != 1) || (all_gather_stays != 0 && all_gather_stays != 1))
     return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Open(name, bytes));
   TUTTI_ASSIGN_OR_RETURN(SlotChannel::Shape shape, SlotChannel::ReadShape(seg->data(), bytes));
@@ -72,6 +73,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   a.max_bytes = max_bytes;
   a.strict = strict == 1;
   a.copy_block_max = copy_block_max;
+  a.all_gather_stays = all_gather_stays == 1;
   return a;
 }
 

@@ -20,10 +20,13 @@ struct SlotArea {
   uint64_t max_bytes = 0;                // the largest call that takes them
   bool strict = false;                   // every call compares every rank's header (SlotCall::strict)
   // all_gather, gather, scatter and all_to_all whose blocks (one rank's bytes to one rank) exceed
-  // this go as messages,
-  // which read them one-sidedly in one copy (faster than two copies through the slots on the
-  // ranks' own CPUs); 0: they all take the slots.
+  // this go as messages, which read them one-sidedly in one copy (faster than two copies through
+  // the slots where each rank has a CPU; with more ranks than CPUs only for large blocks); 0: they
+  // all take the slots.
   uint64_t copy_block_max = 0;
+  // all_gather keeps the slots whatever its blocks (the ranks outnumber the CPUs: there its
+  // messages, every rank reading n - 1 blocks at once, took 1.3x the slots' time).
+  bool all_gather_stays = false;
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
@@ -41,7 +44,7 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes);
 
 // Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
 Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                uint64_t copy_block_max, std::string* announcement);
+                                uint64_t copy_block_max, bool all_gather_stays, std::string* announcement);
 // Every other rank: maps the area an announcement names (untrusted text, checked).
 Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank);
 

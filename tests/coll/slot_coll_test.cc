@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/coll/selector.h"
 #include "core/store/in_memory_store.h"
 #include "tests/harness/thread_ranks.h"
 
@@ -169,6 +170,31 @@ TEST(Slots, LargeCopyBlocksGoAsMessagesOnRankZerosSetting) {
     });
   }
   for (auto& t : ranks) t.join();
+}
+
+// With more ranks than CPUs, gather, scatter and all_to_all leave the slots only for blocks of
+// kDirectBlockMin and up; all_gather keeps them (there its messages were slower).
+TEST(Slots, WithMoreRanksThanCpusOnlyLargeBlocksOfRootedCallsAndAllToAllGoAsMessages) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 3) GTEST_SKIP() << "3 ranks must outnumber the CPUs";
+  CommOptions o = Shm(60);
+  o.shm_cma = true;
+  RunThreadRanks(3, [](Communicator& c) {
+    const int n = c.size(), me = c.rank();
+    for (size_t block : {size_t{64} << 10, size_t{kDirectBlockMin}}) {  // slots; messages but all_gather
+      const size_t count = block / sizeof(int32_t);
+      std::vector<int32_t> in(n * count), out(n * count, -1);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int32_t>(me * 1000003 + i);
+      ASSERT_TRUE(c.AllGather(in.data(), out.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(out[(n - 1) * count], (n - 1) * 1000003);
+      ASSERT_TRUE(c.Gather(in.data(), out.data(), count, DataType::kInt32, 1).ok());
+      if (me == 1) EXPECT_EQ(out[2 * count + 5], 2 * 1000003 + 5);
+      ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 2).ok());
+      EXPECT_EQ(out[count - 1], static_cast<int32_t>(2 * 1000003 + me * count + count - 1));
+      ASSERT_TRUE(c.AllToAll(in.data(), out.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(out[(n - 1) * count], static_cast<int32_t>((n - 1) * 1000003 + me * count));
+      EXPECT_EQ(c.stats().cached_plans, block >= kDirectBlockMin ? 3u : 0u) << "rank " << me << ", blocks of " << block;
+    }
+  }, o);
 }
 
 // Calls in which two ranks do not look at each other's slots (a broadcast's root and a reduce's
