@@ -98,16 +98,30 @@ uint64_t SlotRun::RoundBytes(uint32_t part) const {
   return Elems(part) * elem_ * (PerRankBlocks(call_.coll) ? static_cast<uint64_t>(n_) : 1);
 }
 
-// Collectives with a block per rank: this rank's own block never goes through its slot (it reads
-// it from its input) unless premul_sum scales what is written.
+// This rank's own data never goes through its slot (it reads it from its input) where nobody
+// else reads it there, unless premul_sum scales what is written: its own block of a
+// reduce_scatter or all_to_all, a scatter's or gather's root's block, a reduce's root's input.
 bool SlotRun::OwnDirect() const {
-  if (call_.coll == Collective::kReduceScatter) return call_.op != RedOp::kPremulSum;
-  return call_.coll == Collective::kAllToAll || (call_.coll == Collective::kScatter && me_ == call_.root);
+  const bool root = me_ == call_.root;
+  switch (call_.coll) {
+    case Collective::kReduceScatter: return call_.op != RedOp::kPremulSum;
+    case Collective::kReduce: return root && call_.op != RedOp::kPremulSum;
+    case Collective::kAllToAll: return true;
+    case Collective::kScatter:
+    case Collective::kGather: return root;
+    default: return false;
+  }
 }
 
 bool SlotRun::Writes() const {
-  if (call_.coll == Collective::kBroadcast || call_.coll == Collective::kScatter) return me_ == call_.root;
-  return call_.coll != Collective::kBarrier;
+  switch (call_.coll) {
+    case Collective::kBroadcast:
+    case Collective::kScatter: return me_ == call_.root;
+    case Collective::kReduce:
+    case Collective::kGather: return !OwnDirect();  // (the root reads its own input)
+    case Collective::kBarrier: return false;
+    default: return true;
+  }
 }
 
 SlotDesc SlotRun::DescOf(uint32_t part) const {
