@@ -438,7 +438,8 @@ Status P2PEngine::OnReplyLocked(Peer& p, int peer, const FrameHeader& h) {
     return ProtocolError("CTS from " + R(peer) + " starts past the end of message " + std::to_string(h.id));
   } else {
     // A CTS from the start: the receiver asks for the data instead of reading it (it cannot, or
-    // its receive is not a copy); small sends to it go eager again.
+    // its receive is not a copy); from now on the point-to-point sends to it that fit a DATA
+    // frame go as one again.
     if (h.arg == 0 && op->exposed && op->sig == 0 && op->size <= std::min(opts_.eager_limit, p.conn->max_payload()))
       p.reads_declined = true;
     StartBulkLocked(p, op, h.arg, p.cur_descriptor);
