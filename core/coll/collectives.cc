@@ -281,8 +281,9 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
     // them in one copy. Not the reductions, whose pieces are combined. Broadcast only where the
     // host has two ranks or more per CPU (the CPUs, not the handshake each read waits for, are
     // the limit), up to 16 MiB. 2-vCPU VM, medians of 3, time with reads / through the FIFO:
-    // 4 ranks 256 KiB-16 MiB 0.75-0.92, 64 MiB 1.12; 8 ranks 1-16 MiB 0.82-0.9; but 3 ranks
-    // 1-16 MiB 0.94-1.45 and 2 ranks 1-64 MiB 1.0-1.35. (Each receiver decides for itself.)
+    // 4 ranks 256 KiB-16 MiB 0.74-0.92 (1 MiB once 1.04), 64 MiB 1.12; 8 ranks 1-16 MiB 0.82-0.9;
+    // but 3 ranks 1-16 MiB 0.94-1.44 and 2 ranks 256 KiB-64 MiB 0.99-1.35. (Each receiver decides
+    // for itself.)
     const bool reads_pieces = c.coll == Collective::kBroadcast && HostCpus() > 0 && local_size_ >= 2 * HostCpus() &&
                               c.count * shape.elem <= (uint64_t{16} << 20);
     run->SetCopyReceives(MovesBlocks(c.coll) || reads_pieces);
