@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,23 +49,40 @@ void Move(P2PEngine& sender, P2PEngine& receiver, size_t bytes, bool copy, int m
   EXPECT_EQ(in, out) << "message " << m;
 }
 
+// A sender (rank 0) and a receiver (rank 1) joined by a shm pair with cross-memory attach; the
+// receiver's end is wrapped by `wrap` (to count or refuse its reads). Null engines if the pair
+// could not be made.
+struct Engines {
+  std::unique_ptr<P2PEngine> sender, receiver;
+  size_t eager_max = 0;  // the largest message that goes as one DATA frame between them
+};
+Engines MakeEngines(bool one_sided_all,
+                    const std::function<std::unique_ptr<Connection>(std::unique_ptr<Connection>)>& wrap) {
+  conformance::Pair pair;
+  for (const auto& f : conformance::AllTransports())
+    if (f.name == "shm_cma") pair = f.make();
+  Engines e;
+  if (!pair.a || !pair.b) return e;
+  EngineOptions o;
+  o.size = 2;
+  o.timeout_s = 5;
+  o.one_sided_all = one_sided_all;
+  o.rank = 0;
+  e.sender = std::make_unique<P2PEngine>(o);
+  o.rank = 1;
+  e.receiver = std::make_unique<P2PEngine>(o);
+  e.eager_max = std::min(o.eager_limit, pair.a->max_payload());
+  e.sender->SetConnection(1, std::move(pair.a));  // exposes its buffers: RTS carries a descriptor
+  e.receiver->SetConnection(0, wrap(std::move(pair.b)));
+  return e;
+}
+
 TEST(EngineOneSided, OnlyCopiesAreReadUnlessEveryReceiveMayBe) {
   for (bool all : {false, true}) {
-    conformance::Pair pair;
-    for (const auto& f : conformance::AllTransports())
-      if (f.name == "shm_cma") pair = f.make();
-    ASSERT_TRUE(pair.a && pair.b);
     int reads = 0;
-    EngineOptions o;
-    o.size = 2;
-    o.timeout_s = 5;
-    o.one_sided_all = all;
-    o.rank = 0;
-    P2PEngine sender(o);
-    o.rank = 1;
-    P2PEngine receiver(o);
-    sender.SetConnection(1, std::move(pair.a));
-    receiver.SetConnection(0, std::make_unique<CountingConnection>(std::move(pair.b), &reads));
+    Engines e = MakeEngines(all, [&](auto c) { return std::make_unique<CountingConnection>(std::move(c), &reads); });
+    ASSERT_TRUE(e.sender && e.receiver);
+    P2PEngine &sender = *e.sender, &receiver = *e.receiver;
     Move(sender, receiver, 256 << 10, /*copy=*/false, 0);  // staged for a reduction
     EXPECT_EQ(reads, all ? 1 : 0) << "all: " << all;
     Move(sender, receiver, 256 << 10, /*copy=*/true, 1);
@@ -92,20 +110,10 @@ class RefusingConnection : public ForwardingConnection {
 };
 
 TEST(EngineOneSided, AReceiverRefusedOnceAsksForTheDataFromThenOn) {
-  conformance::Pair pair;
-  for (const auto& f : conformance::AllTransports())
-    if (f.name == "shm_cma") pair = f.make();
-  ASSERT_TRUE(pair.a && pair.b);
   int reads = 0;
-  EngineOptions o;
-  o.size = 2;
-  o.timeout_s = 5;
-  o.rank = 0;
-  P2PEngine sender(o);
-  o.rank = 1;
-  P2PEngine receiver(o);
-  sender.SetConnection(1, std::move(pair.a));  // exposes its buffers: RTS carries a descriptor
-  receiver.SetConnection(0, std::make_unique<RefusingConnection>(std::move(pair.b), &reads));
+  Engines e = MakeEngines(false, [&](auto c) { return std::make_unique<RefusingConnection>(std::move(c), &reads); });
+  ASSERT_TRUE(e.sender && e.receiver);
+  P2PEngine &sender = *e.sender, &receiver = *e.receiver;
   for (int m = 0; m < 3; ++m) {
     Move(sender, receiver, 256 << 10, /*copy=*/true, m);
     if (::testing::Test::HasFatalFailure()) return;
@@ -117,22 +125,12 @@ TEST(EngineOneSided, AReceiverRefusedOnceAsksForTheDataFromThenOn) {
 // receiver even below the eager limit, until the receiver once asks for the data instead (its
 // receive was no copy, or reading is refused): from then on such sends go eager.
 TEST(EngineOneSided, MidSizeSendsAreReadUntilTheReceiverAsksForTheData) {
-  conformance::Pair pair;
-  for (const auto& f : conformance::AllTransports())
-    if (f.name == "shm_cma") pair = f.make();
-  ASSERT_TRUE(pair.a && pair.b);
   int reads = 0;
-  EngineOptions o;
-  o.size = 2;
-  o.timeout_s = 5;
-  o.rank = 0;
-  P2PEngine sender(o);
-  o.rank = 1;
-  P2PEngine receiver(o);
-  const size_t eager_max = std::min(o.eager_limit, pair.a->max_payload());  // the largest DATA
+  Engines e = MakeEngines(false, [&](auto c) { return std::make_unique<CountingConnection>(std::move(c), &reads); });
+  ASSERT_TRUE(e.sender && e.receiver);
+  P2PEngine &sender = *e.sender, &receiver = *e.receiver;
+  const size_t eager_max = e.eager_max;
   ASSERT_LT(kBufferedSendMax + 1, eager_max);
-  sender.SetConnection(1, std::move(pair.a));
-  receiver.SetConnection(0, std::make_unique<CountingConnection>(std::move(pair.b), &reads));
   Move(sender, receiver, kBufferedSendMax, /*copy=*/true, 0);  // buffered (POST)
   EXPECT_EQ(reads, 0);
   Move(sender, receiver, kBufferedSendMax + 1, /*copy=*/true, 1);
