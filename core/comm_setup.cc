@@ -450,6 +450,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
 
     // 4. Ranks that all share this host: the slots of small collectives (rank 0 decides for all).
     std::shared_ptr<ShmSegment> slot_segment;
+    SlotRules slot_direct;
     if (size > 1) {
       SlotArea area;
       if (rank == 0) {
@@ -468,8 +469,16 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
           const uint64_t copy_block_max = !cfg.shm.use_cma  ? 0
                                           : cpus >= size    ? std::max<uint64_t>(cfg.engine.eager_limit, 1)
                                                             : kDirectBlockMin - 1;
-          auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), static_cast<uint64_t>(cfg.slot_max),
-                                     cfg.strict_checks, copy_block_max, cpus < size, &announcement);
+          SlotRules rules;
+          rules.max_bytes = static_cast<uint64_t>(cfg.slot_max);
+          rules.strict = cfg.strict_checks;
+          rules.copy_block_max = copy_block_max;
+          rules.all_gather_stays = cpus < size;
+          if (cfg.shm.use_cma) {
+            rules.direct_min = cpus >= size ? kSlotDirectMin : kSlotDirectBusyMin;
+            rules.direct_rooted_min = cpus >= size ? kSlotDirectRootedMin : kSlotDirectBusyRootedMin;
+          }
+          auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), rules, &announcement);
           if (made.ok()) {
             area = std::move(*made);
           } else {
@@ -493,10 +502,11 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         engine->SetCpuBoard(area.channel);  // where the ranks wait, for every waiter of the engine
       }
       comm->slots_ = std::move(area.channel);
-      comm->slot_max_ = area.max_bytes;
-      comm->strict_checks_ = area.strict;  // rank 0's
-      comm->slot_copy_block_max_ = area.copy_block_max;  // rank 0's
-      comm->slot_all_gather_stays_ = area.all_gather_stays;
+      comm->slot_max_ = area.rules.max_bytes;
+      comm->strict_checks_ = area.rules.strict;  // rank 0's
+      comm->slot_copy_block_max_ = area.rules.copy_block_max;  // rank 0's
+      comm->slot_all_gather_stays_ = area.rules.all_gather_stays;
+      slot_direct = area.rules;  // (direct calls once every rank found it can read the others)
       slot_segment = std::move(area.segment);
     }
 
@@ -504,6 +514,27 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
     if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
     TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
+    if (slot_direct.direct_min > 0 || slot_direct.direct_rooted_min > 0) {
+      // Direct slot calls need every rank to read every other's memory: each tries (a rank whose
+      // TUTTI_SHM_CMA is 0 refuses), and they take them only if all could (every rank gets the
+      // same answer from the store).
+      Status probe = cfg.shm.use_cma ? comm->slots_->ProbeReads()
+                                     : UnavailableError("TUTTI_SHM_CMA is 0 on this rank");
+      if (!probe.ok())
+        TUTTI_LOG(Info, Init, "rank %d: slot calls copy through the slots (cannot read the other ranks' buffers: %s)",
+                  rank, probe.message().c_str());
+      TUTTI_RETURN_IF_ERROR(store->Add("slot_reads_refused", probe.ok() ? 0 : 1).status());
+      TUTTI_ASSIGN_OR_RETURN(int64_t probed, store->Add("slot_reads_probed", 1));
+      if (probed == size) {
+        TUTTI_ASSIGN_OR_RETURN(int64_t refused, store->Add("slot_reads_refused", 0));
+        TUTTI_RETURN_IF_ERROR(store->Set("slot_reads", refused == 0 ? "1" : "0"));
+      }
+      TUTTI_ASSIGN_OR_RETURN(std::string reads, waits.Get("slot_reads", "every rank's try at reading the others' memory"));
+      if (reads == "1") {
+        comm->slot_direct_min_ = slot_direct.direct_min;
+        comm->slot_direct_rooted_min_ = slot_direct.direct_rooted_min;
+      }
+    }
     // Rank 0 (which hosts the store when launched from the environment) leaves only after every
     // rank has seen "all_ready", so a program that ends right after init cannot take the store
     // away from a rank still waiting for that reply.

@@ -302,6 +302,7 @@ Communicator::Stats Communicator::stats() const {
   if (colls_) st.collectives_in_flight = colls_->InFlight();
   if (buffers_) st.pooled_bytes = buffers_->kept_bytes();
   if (plans_) st.cached_plans = plans_->size();
+  st.direct_slot_calls = direct_slot_calls_.load(std::memory_order_relaxed);
   return st;
 }
 

@@ -247,6 +247,7 @@ class Communicator {
     size_t collectives_in_flight = 0;
     size_t pooled_bytes = 0;
     size_t cached_plans = 0;       // distinct collective calls planned (core/coll/plan_cache.h)
+    size_t direct_slot_calls = 0;  // collectives whose blocks were read from the writers' buffers (SlotCall::direct)
   };
   Stats stats() const;
 
@@ -279,6 +280,7 @@ class Communicator {
   struct SlotPrep;
   bool TakesSlots(const CollCall& call, const CallShape& shape) const;
   SlotCall SlotCallFor(const CollCall& call, const CallShape& shape) const;
+  bool SlotDirect(const CollCall& call, const CallShape& shape) const;
   Status PrepareSlotCall(const CollCall& call, const CallShape& shape, SlotPrep& p);
   Status ClaimSlotCall(SlotPrep* p);
   std::shared_ptr<SlotRun> EnqueueSlotRun(SlotPrep& p);
@@ -324,6 +326,7 @@ class Communicator {
   std::shared_ptr<DevicePath> devices_;
   std::shared_ptr<PlanCache> plans_;
   int split_count_ = 0;
+  std::atomic<uint64_t> direct_slot_calls_{0};  // Stats::direct_slot_calls (written under the issuing claim)
   std::atomic<uint64_t> coll_seq_{0};  // read unclaimed only to name a call in a misuse error
   CallTrail trail_;  // every collective call, in issue order (under the issue claim)
   std::shared_ptr<CollRegistry> colls_;
@@ -337,8 +340,10 @@ class Communicator {
   std::shared_ptr<SlotChannel> slots_;
   uint64_t slot_max_ = 0;
   bool strict_checks_ = false;  // slot calls compare every rank's call every round (TUTTI_STRICT_CHECKS)
-  uint64_t slot_copy_block_max_ = 0;  // SlotArea::copy_block_max
-  bool slot_all_gather_stays_ = false;  // SlotArea::all_gather_stays
+  uint64_t slot_copy_block_max_ = 0;  // SlotRules::copy_block_max
+  bool slot_all_gather_stays_ = false;  // SlotRules::all_gather_stays
+  // SlotRules::direct_min and direct_rooted_min, where every rank can read the others' memory.
+  uint64_t slot_direct_min_ = 0, slot_direct_rooted_min_ = 0;
   // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
   std::shared_ptr<FusedPath> fused_;
   std::atomic<bool> destroyed_{false};

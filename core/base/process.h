@@ -3,7 +3,11 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+
+#include "core/base/status.h"
 
 namespace tutti {
 
@@ -18,5 +22,11 @@ std::string ProcessIdentity();
 // The pid in `identity` (from ProcessIdentity of another process) if that process is on this
 // machine and in this pid namespace, else -1.
 pid_t LocalPid(const std::string& identity);
+
+// Copies `len` bytes between `local` in this process and address `remote` in process `pid`
+// (process_vm_readv, or process_vm_writev when `write`), resuming after partial copies.
+// kUnavailable when the kernel refuses such copies (EPERM: ptrace policy; ENOSYS); the error
+// names the call, and the caller says with whom.
+Status CopyProcessMemory(pid_t pid, void* local, uint64_t remote, size_t len, bool write);
 
 }  // namespace tutti

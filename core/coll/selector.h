@@ -35,6 +35,18 @@ struct CostParams {
 // when the ranks outnumber the CPUs, where smaller blocks take the shared slots.
 constexpr uint64_t kDirectBlockMin = 256 << 10;
 
+// The direct calls' smallest blocks (SlotRules::direct_min, direct_rooted_min) where each rank has
+// a CPU, and where the ranks outnumber the CPUs (Busy). Below them the copies through the slots
+// were as fast or faster: a direct call's writers wait for their readers (a rooted call's root no
+// longer runs ahead), and each block read costs a system call. Same-run A/B, 2-vCPU VM, medians
+// of 3, us, slots -> direct: 2 ranks all_gather 8 KiB blocks 1.77 -> 1.42, 32 KiB 5.15 -> 2.91,
+// scatter 32 KiB 2.98 -> 2.00 (but 8 KiB 0.79 -> 0.99), gather 64 KiB 5.71 -> 4.27 (16 KiB 1.47 ->
+// 1.90); 4 ranks all_to_all 32 KiB 28.2 -> 20.1, gather 128 KiB 32.0 -> 25.9 (32 KiB 7.0 -> 11.0).
+constexpr uint64_t kSlotDirectMin = 8 << 10;
+constexpr uint64_t kSlotDirectRootedMin = 32 << 10;
+constexpr uint64_t kSlotDirectBusyMin = 32 << 10;
+constexpr uint64_t kSlotDirectBusyRootedMin = 64 << 10;
+
 // Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").
 Result<CostParams> CostParamsFor(const std::string& transport);
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/base/process.h"
 #include "core/coll/call_digest.h"
 
 namespace tutti {
@@ -32,6 +33,9 @@ long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ti
   // Shared, not FUTEX_PRIVATE: the word lives in memory that several processes map.
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, timeout, nullptr, 0);
 }
+
+// What ProbeReads finds at each rank's `probe` address.
+alignas(8) const uint64_t kProbeWord = 0x74757474692d736cULL;
 
 // a >= b for round numbers that may wrap around.
 bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
@@ -74,7 +78,30 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       rank_(rank),
       mask_((s.units & (s.units - 1)) == 0 ? static_cast<uint32_t>(s.units) - 1 : 0),
       agreed_(static_cast<size_t>(s.nranks), 0),
-      writable_until_(0) {}
+      writable_until_(0) {
+  CtlOf(rank_)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+  CtlOf(rank_)->probe.store(reinterpret_cast<uintptr_t>(&kProbeWord), std::memory_order_release);
+}
+
+Status SlotChannel::ReadPeer(int peer, void* to, uint64_t addr, size_t len) const {
+  const auto pid = static_cast<pid_t>(CtlOf(peer)->pid.load(std::memory_order_relaxed));
+  Status st = CopyProcessMemory(pid, to, addr, len, /*write=*/false);
+  if (st.ok()) return st;
+  return st.WithContext("reading " + std::to_string(len) + " bytes of rank " + std::to_string(peer) + "'s buffer");
+}
+
+Status SlotChannel::ProbeReads() const {
+  for (int p = 0; p < shape_.nranks; ++p) {
+    if (p == rank_) continue;
+    const uint64_t at = CtlOf(p)->probe.load(std::memory_order_acquire);
+    uint64_t word = 0;
+    if (at == 0) return UnavailableError("rank " + std::to_string(p) + " has not published its process");
+    TUTTI_RETURN_IF_ERROR(ReadPeer(p, &word, at, sizeof(word)));
+    if (word != kProbeWord)
+      return UnavailableError("rank " + std::to_string(p) + "'s process did not hold the word it published");
+  }
+  return OkStatus();
+}
 
 uint64_t SlotChannel::AgreedWith(int peer) const { return agreed_[static_cast<size_t>(peer)]; }
 

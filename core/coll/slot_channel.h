@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -135,6 +136,24 @@ class SlotChannel final : public CpuBoard {
   // Publishes this rank's round `sp` (after its data is written), waking sleepers (or not:
   // then the caller calls Wake once for all it published and finished).
   void Publish(const Span& sp, const SlotDesc& d, bool wake = true);
+
+  // Rounds that leave the data where it is: the writer publishes the address of its buffer
+  // (SetAddress before Publish, at the round's first data unit) and keeps the buffer until its
+  // readers finished the round; readers copy from it with process_vm_readv (ReadPeer).
+  void SetAddress(uint32_t u, const void* p) {
+    const uint64_t a = reinterpret_cast<uintptr_t>(p);
+    std::memcpy(Header(rank_, u)->data, &a, sizeof(a));
+  }
+  uint64_t AddressOf(int peer, uint32_t u) const {
+    uint64_t a;
+    std::memcpy(&a, Header(peer, u)->data, sizeof(a));
+    return a;
+  }
+  // Copies `len` bytes at `addr` in rank `peer`'s process into `to`.
+  Status ReadPeer(int peer, void* to, uint64_t addr, size_t len) const;
+  // Whether this rank can read every other rank's memory so (it reads a word each rank's
+  // channel published): kUnavailable where the kernel refuses (ptrace policy), naming the rank.
+  Status ProbeReads() const;
   // True once `peer` published a round or filler at unit u (its data and Desc may be read until
   // we Finish the round).
   bool Arrived(int peer, uint32_t u) const { return Header(peer, u)->round.load(std::memory_order_acquire) == u; }
@@ -217,6 +236,8 @@ class SlotChannel final : public CpuBoard {
     std::atomic<uint32_t> gave_up;       // 1 once gave_up_unit is set (GiveUp)
     std::atomic<uint32_t> gave_up_unit;
     std::atomic<uint32_t> cpu;           // NoteCpu: the CPU (+1) it last began to wait on; 0: not yet
+    std::atomic<uint32_t> pid;           // the rank's process (ReadPeer)
+    std::atomic<uint64_t> probe;         // the address of a word ProbeReads reads in that process
     alignas(64) std::atomic<uint32_t> bell;  // rung when this rank sleeps and something moved
     std::atomic<uint32_t> sleepers;
   };

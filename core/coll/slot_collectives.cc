@@ -63,6 +63,7 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   const std::string& a = c.opts->algorithm;
   if (a == "slots") return true;
   if (!a.empty() || coll_cfg_->selector.Forces(c.coll)) return false;
+  if (SlotDirect(c, s)) return true;
   const SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, 1.0, false, false);
   if (SlotChunk(sc, size_, slots_->slot_bytes()) == 0) return false;
   // Blocks that messages would read one-sidedly, in one copy (SlotArea::copy_block_max; larger
@@ -74,10 +75,22 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
   return CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, s.elem) <= slot_max_;
 }
 
+// Blocks of all_gather, gather, scatter and all_to_all from SlotRules::direct_min (rooted:
+// direct_rooted_min) up to kCopyReadMax are read straight from the writers' buffers
+// (SlotCall::direct), whatever the call's size. Not all_gather's where it stays in the slots, nor
+// a gather's from kSplitCopyMin up (as a message both sides copy half).
+bool Communicator::SlotDirect(const CollCall& c, const CallShape& s) const {
+  if (!MovesBlocks(c.coll) || (c.coll == Collective::kAllGather && slot_all_gather_stays_)) return false;
+  const uint64_t block = c.count * s.elem;
+  const uint64_t least = Rooted(c.coll) ? slot_direct_rooted_min_ : slot_direct_min_;
+  return least > 0 && block >= least && block <= (c.coll == Collective::kGather ? kSplitCopyMin - 1 : kCopyReadMax);
+}
+
 SlotCall Communicator::SlotCallFor(const CollCall& c, const CallShape& s) const {
   SlotCall sc = SlotCallOf(c.coll, c.send, c.recv, c.count, c.type, c.op, c.root, c.opts->premul_scalar, s.need_in,
                            s.need_out);
   sc.strict = strict_checks_;
+  sc.direct = SlotDirect(c, s);
   return sc;
 }
 
@@ -89,11 +102,13 @@ Status Communicator::PrepareSlotCall(const CollCall& c, const CallShape& s, Slot
     return InvalidArgument(Who(rank_, c.coll) + ": " + std::to_string(size_) + " blocks of one " +
                            DataTypeName(c.type) + " do not fit a slot of " + std::to_string(slots_->slot_bytes()) +
                            " bytes (TUTTI_SLOT_BYTES)");
-  // An input that overlaps the output other than in place is copied first.
+  // An input that overlaps the output other than in place is copied first; so is an in-place
+  // direct all_to_all's (its peers read blocks of the buffer this rank writes).
   const uint64_t in_bytes = s.in_count * s.elem, out_bytes = s.out_count * s.elem;
   if (p.call.input != nullptr && p.call.output != nullptr &&
       Overlap(p.call.input, in_bytes, p.call.output, out_bytes) &&
-      !SlotInPlace(c.coll, p.call.input, p.call.output, static_cast<uint64_t>(rank_) * c.count * s.elem)) {
+      (!SlotInPlace(c.coll, p.call.input, p.call.output, static_cast<uint64_t>(rank_) * c.count * s.elem) ||
+       (p.call.direct && c.coll == Collective::kAllToAll))) {
     auto b = buffers_->Get(in_bytes);
     if (!b.ok()) return b.status().WithContext(Who(rank_, c.coll));
     p.copy = std::move(*b);
@@ -134,6 +149,7 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
   // the number: no read-modify-write needed.)
   p->seq = coll_seq_.load(std::memory_order_relaxed) + 1;
   coll_seq_.store(p->seq, std::memory_order_relaxed);
+  if (p->call.direct) direct_slot_calls_.store(direct_slot_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // The message trail counts slot calls too, so a difference here fails a later call by messages.
   const SlotDesc d = SlotCallDesc(p->call, 0);
   trail_.Next(ChainDigest(0, d.Head(), d.count));

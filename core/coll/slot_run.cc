@@ -73,6 +73,7 @@ SlotRun::SlotRun(std::shared_ptr<SlotChannel> channel, const SlotCall& call, uin
   // reads its own block there) is left.
   auto aligned = [&](const char* p) { return (reinterpret_cast<uintptr_t>(p) & (elem_ - 1)) == 0; };  // (sizes: 2^k)
   prechecked_ = aligned(call_.output) && aligned(call_.input);
+  released_ = !(call_.direct && Writes());
   desc_ = SlotCallDesc(call_, rounds_);
   desc_.trail = channel_->Chain(desc_);
   // The call's units, from where the last call's end.
@@ -94,7 +95,7 @@ uint64_t SlotRun::Elems(uint32_t part) const {
 // The same on every rank (every rank gives the round the same units), also where a rank writes
 // no data (a non-root of broadcast and scatter).
 uint64_t SlotRun::RoundBytes(uint32_t part) const {
-  if (call_.coll == Collective::kBarrier) return 0;
+  if (call_.coll == Collective::kBarrier || call_.direct) return 0;
   return Elems(part) * elem_ * (PerRankBlocks(call_.coll) ? static_cast<uint64_t>(n_) : 1);
 }
 
@@ -133,7 +134,9 @@ SlotDesc SlotRun::DescOf(uint32_t part) const {
 Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
   const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
   const uint64_t m = Elems(part);
-  if (Writes() && m > 0) {
+  if (call_.direct) {
+    if (Writes()) channel_->SetAddress(sp.data, call_.input);
+  } else if (Writes() && m > 0) {
     char* dst = channel_->MySlot(sp.data, RoundBytes(part));
     const bool scale = call_.op == RedOp::kPremulSum && Reduces(call_.coll);
     const int blocks = PerRankBlocks(call_.coll) ? n_ : 1;
@@ -153,6 +156,7 @@ Status SlotRun::Write(uint32_t part, const SlotChannel::Span& sp) {
 }
 
 Status SlotRun::Read(uint32_t part, uint32_t s) {
+  if (call_.direct) return ReadDirect(s);
   const uint64_t lo = static_cast<uint64_t>(part) * chunk_;
   const uint64_t m = Elems(part);
   if (m == 0 || call_.output == nullptr) return OkStatus();
@@ -210,6 +214,65 @@ Status SlotRun::Read(uint32_t part, uint32_t s) {
   return OkStatus();
 }
 
+// A direct call's one round: blocks are copied from the writers' buffers at the addresses their
+// headers give.
+Status SlotRun::ReadDirect(uint32_t s) {
+  const Collective c = call_.coll;
+  const uint64_t block = call_.count * elem_;
+  if (block == 0 || call_.output == nullptr || (c == Collective::kGather && me_ != call_.root)) return OkStatus();
+  char* out = call_.output;
+  const char* own = call_.input == nullptr ? nullptr : call_.input + (PerRankBlocks(c) ? static_cast<uint64_t>(me_) * block : 0);
+  if (c == Collective::kScatter) {
+    if (me_ != call_.root)
+      return channel_->ReadPeer(call_.root, out, channel_->AddressOf(call_.root, s) + static_cast<uint64_t>(me_) * block,
+                                block);
+    if (out != own) std::memcpy(out, own, block);
+    return OkStatus();
+  }
+  // all_gather, gather's root, all_to_all: block p of the output from rank p.
+  const uint64_t from = c == Collective::kAllToAll ? static_cast<uint64_t>(me_) * block : 0;
+  for (int p = 0; p < n_; ++p) {
+    char* to = out + static_cast<uint64_t>(p) * block;
+    if (p == me_) {
+      if (to != own) std::memcpy(to, own, block);
+      continue;
+    }
+    TUTTI_RETURN_IF_ERROR(channel_->ReadPeer(p, to, channel_->AddressOf(p, s) + from, block));
+  }
+  return OkStatus();
+}
+
+bool SlotRun::ReadsMine(int p) const {
+  if (p == me_) return false;
+  switch (call_.coll) {
+    case Collective::kGather: return p == call_.root;
+    case Collective::kScatter: return me_ == call_.root;
+    default: return true;  // all_gather, all_to_all
+  }
+}
+
+// The writer's buffer is free once every rank that reads it finished the round. Fails where one
+// of them will not: it gave up on the round, or it marked the area failed without finishing it
+// (or this rank did: its readers then fail the round too, seeing that it gave it up).
+bool SlotRun::Released(Status* st) const {
+  const uint32_t end = rspan_.end;
+  bool all = true;
+  for (int p = 0; p < n_ && all; ++p)
+    if (ReadsMine(p) && static_cast<int32_t>(channel_->FinishedBy(p) - end) < 0) all = false;
+  if (all) return true;
+  const int f = channel_->FailedBy();
+  if (f < 0) return false;
+  if (f == me_) {
+    *st = SelfFailed();
+  } else if (static_cast<int32_t>(channel_->FinishedBy(f) - end) < 0) {
+    *st = FailedRank(f);
+  } else {
+    for (int p = 0; p < n_; ++p)
+      if (ReadsMine(p) && channel_->GaveUp(p, rspan_.start)) *st = FailedRank(p);
+  }
+  return false;
+}
+
 std::unique_lock<std::mutex> SlotRun::Lock() const {
   return solo_ ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(channel_->mu());
 }
@@ -239,6 +302,8 @@ bool SlotRun::Advance() {
     st = Compare(read_, s);
     if (st.ok() && channel_->FailedBy() >= 0) st = ArrivedAfterFailure(s);
     if (st.ok()) st = Read(read_, s);
+    // (Direct: a writer that gave up on the round may have let go of its buffer while we read.)
+    if (st.ok() && call_.direct && channel_->FailedBy() >= 0) st = ArrivedAfterFailure(s);
     if (!st.ok()) break;
     channel_->Finish(rspan_.end, /*wake=*/false);
     if (++read_ < rounds_) rspan_ = channel_->Place(rspan_.end + 1, RoundBytes(read_));
@@ -251,9 +316,10 @@ bool SlotRun::Advance() {
   }
   awaited_.store(read_ < written_ ? rspan_.data : 0, std::memory_order_relaxed);
   blocked_.store(read_ < rounds_ && channel_->finished() + 1 != rspan_.start, std::memory_order_relaxed);
+  if (st.ok() && read_ == rounds_ && !released_) released_ = Released(&st);
   if (!st.ok()) {
     FinishLocked(st.WithContext("rank " + std::to_string(me_) + ": " + what()));
-  } else if (read_ == rounds_) {
+  } else if (read_ == rounds_ && released_) {
     FinishLocked(OkStatus());
   }
   return done();
@@ -363,7 +429,7 @@ bool SlotRun::Blocked() const { return !done() && blocked_.load(std::memory_orde
 
 void SlotRun::FinishLocked(Status st) {
   // A failed call: peers that have this round's headers fail it too (see ArrivedAfterFailure).
-  if (!st.ok() && read_ < rounds_) channel_->GiveUp(rspan_.start);
+  if (!st.ok() && (read_ < rounds_ || !released_)) channel_->GiveUp(rspan_.start);
   status_ = std::move(st);
   done_.store(true, std::memory_order_release);
 }
@@ -380,6 +446,15 @@ void SlotRun::Fail(const Status& why) {
 
 std::string SlotRun::Progress() const {
   auto lock = Lock();
+  if (read_ >= rounds_ && !released_) {
+    std::string readers;
+    for (int p = 0; p < n_; ++p)
+      if (ReadsMine(p) && static_cast<int32_t>(channel_->FinishedBy(p) - rspan_.end) < 0)
+        readers += (readers.empty() ? "rank " : ", rank ") + std::to_string(p) + " (finished unit " +
+                   std::to_string(channel_->FinishedBy(p)) + ")";
+    return "waiting for " + readers + " to finish slot unit " + std::to_string(rspan_.end) +
+           ", reading this rank's buffer";
+  }
   if (read_ >= rounds_) return "finished";
   const SlotChannel::Span& sp = rspan_;
   const uint32_t s = sp.data;

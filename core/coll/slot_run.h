@@ -51,6 +51,10 @@ struct SlotCall {
   int root = 0;
   double premul_scalar = 1.0;
   bool strict = false;  // wait for (and compare) every rank's header every round
+  // all_gather, gather, scatter, all_to_all: one round in which the writers publish their input's
+  // address and readers copy their blocks straight from it (SlotChannel::ReadPeer), one copy
+  // instead of two; a writer's call completes once its readers finished the round.
+  bool direct = false;
 };
 
 // "all_reduce #3 (slots, count 8, float32, sum)" (seq 0: without the number).
@@ -70,6 +74,7 @@ using coll_call::Rooted;
 // Elements per round of `c` in slots of `slot_bytes` with `nranks` ranks (0: it does not fit).
 inline uint64_t SlotChunk(const SlotCall& c, int nranks, uint64_t slot_bytes) {
   if (c.coll == algo::Collective::kBarrier || c.count == 0) return 1;
+  if (c.direct) return c.count;  // (one round, whatever its size)
   const uint64_t per =
       DataTypeSize(c.type) * (slot_call::PerRankBlocks(c.coll) ? static_cast<uint64_t>(nranks) : 1);
   return per == 0 ? 0 : slot_bytes / per;
@@ -146,6 +151,11 @@ class SlotRun : public CollRun {
   uint64_t RoundBytes(uint32_t part) const;  // data bytes of round `part` in a rank's units
   Status Write(uint32_t part, const SlotChannel::Span& sp);
   Status Read(uint32_t part, uint32_t s);  // s: the round's first data unit
+  Status ReadDirect(uint32_t s);
+  // A direct call's writer: whether rank p reads this rank's buffer; whether all that do
+  // finished the round (failing the call where one gave up on it).
+  bool ReadsMine(int p) const;
+  bool Released(Status* st) const;
   void FinishLocked(Status st);
 
   std::shared_ptr<SlotChannel> channel_;
@@ -161,6 +171,7 @@ class SlotRun : public CollRun {
   SlotChannel::Span wspan_, rspan_;  // the units of round written_ / read_ (while < rounds_)
 
   uint32_t written_ = 0, read_ = 0;  // rounds of this call written and finished (channel's lock)
+  bool released_ = false;  // a direct call: its readers finished its round (channel's lock)
   Status status_;
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> moves_{0};

@@ -31,10 +31,9 @@ SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
   return s;
 }
 
-Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                uint64_t copy_block_max, bool all_gather_stays, std::string* announcement) {
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, const SlotRules& rules, std::string* announcement) {
   *announcement = "off";
-  if (max_bytes == 0) return SlotArea{};
+  if (rules.max_bytes == 0) return SlotArea{};
   const SlotChannel::Shape shape = SlotShape(nranks, slot_bytes);
   const uint64_t bytes = SlotChannel::AreaBytes(shape);
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Create(bytes));
@@ -43,12 +42,11 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_by
   SlotArea a;
   a.segment = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(a.segment->data(), shape, 0, a.segment);
-  a.max_bytes = max_bytes;
-  a.strict = strict;
-  a.copy_block_max = copy_block_max;
-  a.all_gather_stays = all_gather_stays;
-  *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(max_bytes) + " " +
-                  (strict ? "1" : "0") + " " + std::to_string(copy_block_max) + " " + (all_gather_stays ? "1" : "0");
+  a.rules = rules;
+  *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(rules.max_bytes) + " " +
+                  (rules.strict ? "1" : "0") + " " + std::to_string(rules.copy_block_max) + " " +
+                  (rules.all_gather_stays ? "1" : "0") + " " + std::to_string(rules.direct_min) + " " +
+                  std::to_string(rules.direct_rooted_min);
   return a;
 }
 
@@ -56,11 +54,15 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   if (announcement == "off") return SlotArea{};
   std::istringstream in(announcement);
   std::string name;
-  uint64_t bytes = 0, max_bytes = 0, copy_block_max = 0;
+  uint64_t bytes = 0;
+  SlotRules rules;
   int strict = -1, all_gather_stays = -1;
-  if (!(in >> name >> bytes >> max_bytes >> strict >> copy_block_max >> all_gather_stays) ||
+  if (!(in >> name >> bytes >> rules.max_bytes >> strict >> rules.copy_block_max >> all_gather_stays >>
+        rules.direct_min >> rules.direct_rooted_min) ||
       bytes > (uint64_t{1} << 36) || (strict != 0 && strict != 1) || (all_gather_stays != 0 && all_gather_stays != 1))
     return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
+  rules.strict = strict == 1;
+  rules.all_gather_stays = all_gather_stays == 1;
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Open(name, bytes));
   TUTTI_ASSIGN_OR_RETURN(SlotChannel::Shape shape, SlotChannel::ReadShape(seg->data(), bytes));
   if (shape.nranks != nranks)
@@ -70,10 +72,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   SlotArea a;
   std::shared_ptr<ShmSegment> keep = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(keep->data(), shape, rank, keep);
-  a.max_bytes = max_bytes;
-  a.strict = strict == 1;
-  a.copy_block_max = copy_block_max;
-  a.all_gather_stays = all_gather_stays == 1;
+  a.rules = rules;
   return a;
 }
 

@@ -15,10 +15,10 @@ namespace tutti {
 
 class ShmSegment;
 
-struct SlotArea {
-  std::shared_ptr<SlotChannel> channel;  // null: no slots
-  uint64_t max_bytes = 0;                // the largest call that takes them
-  bool strict = false;                   // every call compares every rank's header (SlotCall::strict)
+// Which calls take the slots, and how (rank 0's, the same for every rank).
+struct SlotRules {
+  uint64_t max_bytes = 0;  // the largest call that takes them (0: none)
+  bool strict = false;     // every call compares every rank's header (SlotCall::strict)
   // all_gather, gather, scatter and all_to_all whose blocks (one rank's bytes to one rank) exceed
   // this go as messages, which read them one-sidedly in one copy (faster than two copies through
   // the slots where each rank has a CPU; with more ranks than CPUs only for large blocks); 0: they
@@ -27,6 +27,17 @@ struct SlotArea {
   // all_gather keeps the slots whatever its blocks (the ranks outnumber the CPUs: there its
   // messages, every rank reading n - 1 blocks at once, took 1.3x the slots' time).
   bool all_gather_stays = false;
+  // all_gather (unless it stays) and all_to_all with blocks from this size up (to kCopyReadMax),
+  // and gather and scatter from direct_rooted_min up, take the slots as direct calls
+  // (SlotCall::direct), before the two rules above, where every rank can read every other's
+  // memory (found at setup); 0: never. (Set from kSlotDirectMin and its kin, core/coll/selector.h.)
+  uint64_t direct_min = 0, direct_rooted_min = 0;
+};
+
+
+struct SlotArea {
+  std::shared_ptr<SlotChannel> channel;  // null: no slots
+  SlotRules rules;
   std::shared_ptr<ShmSegment> segment;   // rank 0: to unlink once every rank mapped it
 };
 
@@ -43,8 +54,7 @@ constexpr int kSlotRoundsInFlight = 4;
 SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes);
 
 // Rank 0: the area for `nranks` ranks and its announcement ("off" when max_bytes is 0).
-Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, uint64_t max_bytes, bool strict,
-                                uint64_t copy_block_max, bool all_gather_stays, std::string* announcement);
+Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, const SlotRules& rules, std::string* announcement);
 // Every other rank: maps the area an announcement names (untrusted text, checked).
 Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int rank);
 

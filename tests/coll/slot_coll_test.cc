@@ -1,7 +1,8 @@
 // Collectives through the shared slots of a single-host communicator (core/coll/slot_run.h):
 // many calls in flight at once (more rounds than slots), waited in any order and mixed with
 // calls that go as messages; an input overlapping the output; a rank that never comes; a rank
-// that calls something else; and forcing the slots where there are none.
+// that calls something else; forcing the slots where there are none; which calls read their blocks
+// straight from the writers' buffers.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -172,27 +173,76 @@ TEST(Slots, LargeCopyBlocksGoAsMessagesOnRankZerosSetting) {
   for (auto& t : ranks) t.join();
 }
 
-// With more ranks than CPUs, gather, scatter and all_to_all leave the slots only for blocks of
-// kDirectBlockMin and up; all_gather keeps them (there its messages were slower).
-TEST(Slots, WithMoreRanksThanCpusOnlyLargeBlocksOfRootedCallsAndAllToAllGoAsMessages) {
+// With more ranks than CPUs, gather, scatter and all_to_all with blocks of kSlotDirectBusyRootedMin
+// and up are read straight from the writers' buffers (direct slot calls), also blocks of
+// kDirectBlockMin, which messages would read one-sidedly otherwise; all_gather copies through the
+// slots (there its messages and direct reads were slower). No call goes as messages.
+TEST(Slots, WithMoreRanksThanCpusAllGatherStaysInTheSlotsAndTheOthersReadDirectly) {
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 3) GTEST_SKIP() << "3 ranks must outnumber the CPUs";
   CommOptions o = Shm(60);
   o.shm_cma = true;
   RunThreadRanks(3, [](Communicator& c) {
     const int n = c.size(), me = c.rank();
-    for (size_t block : {size_t{64} << 10, size_t{kDirectBlockMin}}) {  // slots; messages but all_gather
+    size_t direct = 0;
+    for (size_t block : {size_t{kSlotDirectBusyRootedMin}, size_t{kDirectBlockMin}}) {
       const size_t count = block / sizeof(int32_t);
       std::vector<int32_t> in(n * count), out(n * count, -1);
       for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int32_t>(me * 1000003 + i);
       ASSERT_TRUE(c.AllGather(in.data(), out.data(), count, DataType::kInt32).ok());
       EXPECT_EQ(out[(n - 1) * count], (n - 1) * 1000003);
+      EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ": all_gather, blocks of " << block;
       ASSERT_TRUE(c.Gather(in.data(), out.data(), count, DataType::kInt32, 1).ok());
       if (me == 1) EXPECT_EQ(out[2 * count + 5], 2 * 1000003 + 5);
       ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 2).ok());
       EXPECT_EQ(out[count - 1], static_cast<int32_t>(2 * 1000003 + me * count + count - 1));
       ASSERT_TRUE(c.AllToAll(in.data(), out.data(), count, DataType::kInt32).ok());
       EXPECT_EQ(out[(n - 1) * count], static_cast<int32_t>((n - 1) * 1000003 + me * count));
-      EXPECT_EQ(c.stats().cached_plans, block >= kDirectBlockMin ? 3u : 0u) << "rank " << me << ", blocks of " << block;
+      direct += 3;
+      EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
+      EXPECT_EQ(c.stats().cached_plans, 0u) << "rank " << me << ", blocks of " << block;
+    }
+  }, o);
+}
+
+// Where each rank has a CPU, all_gather and all_to_all from kSlotDirectMin and gather and scatter
+// from kSlotDirectRootedMin are direct slot calls: every block arrives, in place too (an
+// in-place all_to_all reads a private copy of the input: its peers read the blocks it writes),
+// and nothing goes as messages. Below those sizes the calls copy through the slots.
+TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: two ranks outnumber it";
+  CommOptions o = Shm(60);
+  o.shm_cma = true;
+  RunThreadRanks(2, [](Communicator& c) {
+    const int n = c.size(), me = c.rank();
+    auto value = [&](int r, size_t i) { return static_cast<int32_t>(r * 1000003 + i); };
+    size_t direct = 0;
+    for (size_t block : {kSlotDirectMin - 4, kSlotDirectMin, kSlotDirectRootedMin, size_t{512} << 10}) {
+      const size_t count = block / sizeof(int32_t);
+      std::vector<int32_t> in(n * count), out(n * count, -1);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = value(me, i);
+      ASSERT_TRUE(c.AllGather(in.data(), out.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(out[count + count - 1], value(1, count - 1));
+      ASSERT_TRUE(c.AllToAll(in.data(), out.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(out[count + 7], value(1, me * count + 7));
+      std::vector<int32_t> both(in);  // in place: rank r's block r is its input
+      ASSERT_TRUE(c.AllGather(both.data() + me * count, both.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(both[(1 - me) * count + 3], value(1 - me, (1 - me) * count + 3));
+      ASSERT_TRUE(c.AllToAll(both.data(), both.data(), count, DataType::kInt32).ok());
+      direct += block >= kSlotDirectMin ? 4 : 0;
+      EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
+      const std::vector<int32_t> swapped = both;
+      std::vector<int32_t> expect(n * count);
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) expect[r * count + i] = value(r, r * count + i);
+      ASSERT_TRUE(c.AllToAll(expect.data(), both.data(), count, DataType::kInt32).ok());
+      EXPECT_EQ(swapped, both) << "rank " << me << ": in-place all_to_all, blocks of " << block;
+      ASSERT_TRUE(c.Gather(in.data(), out.data(), count, DataType::kInt32, 1).ok());
+      if (me == 1) EXPECT_EQ(out[count - 1], value(0, count - 1));
+      ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 0).ok());
+      EXPECT_EQ(out[count - 1], value(0, me * count + count - 1));
+      direct += (block >= kSlotDirectMin ? 1 : 0) + (block >= kSlotDirectRootedMin ? 2 : 0);
+      EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
+      EXPECT_EQ(c.stats().cached_plans, 0u) << "rank " << me << ", blocks of " << block;
     }
   }, o);
 }

@@ -1,7 +1,6 @@
 #include "transport/shm/shm_connection.h"
 
 #include <signal.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <sched.h>
@@ -212,23 +211,9 @@ void ShmConnection::RevokeAndWait() {
 Status ShmConnection::CopyBytes(const Access& a) const {
   CmaDescriptor d;
   std::memcpy(&d, a.descriptor.data(), sizeof(d));
-  const char* what = a.write ? "process_vm_writev to rank " : "process_vm_readv from rank ";
-  size_t done = 0;
-  while (done < a.len) {
-    iovec local{static_cast<char*>(a.local) + done, a.len - done};
-    iovec remote{reinterpret_cast<void*>(d.addr + a.offset + done), a.len - done};
-    ssize_t n = a.write ? process_vm_writev(d.pid, &local, 1, &remote, 1, 0)
-                        : process_vm_readv(d.pid, &local, 1, &remote, 1, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPERM || errno == ENOSYS)
-        return UnavailableError(std::string(what) + std::to_string(peer()) + ": " + strerror(errno));
-      return SystemError(what + std::to_string(peer()));
-    }
-    if (n == 0) return RemoteError(what + std::to_string(peer()) + " moved nothing");
-    done += static_cast<size_t>(n);
-  }
-  return OkStatus();
+  Status st = CopyProcessMemory(d.pid, a.local, d.addr + a.offset, a.len, a.write);
+  if (st.ok()) return st;
+  return st.WithContext(std::string(a.write ? "writing to rank " : "reading from rank ") + std::to_string(peer()));
 }
 
 void ShmConnection::Close() {
