@@ -27,8 +27,8 @@ struct SlotRules {
   // all_gather keeps the slots whatever its blocks (the ranks outnumber the CPUs: there its
   // messages, every rank reading n - 1 blocks at once, took 1.3x the slots' time).
   bool all_gather_stays = false;
-  // all_gather (unless it stays) and all_to_all with blocks from this size up (to kCopyReadMax),
-  // and gather and scatter from direct_rooted_min up, take the slots as direct calls
+  // all_gather (unless it stays) and all_to_all with blocks from this size up, and gather and
+  // scatter from direct_rooted_min up (gather below kSplitCopyMin), take the slots as direct calls
   // (SlotCall::direct), before the two rules above, where every rank can read every other's
   // memory (found at setup); 0: never. (Set from kSlotDirectMin and its kin, core/coll/selector.h.)
   uint64_t direct_min = 0, direct_rooted_min = 0;

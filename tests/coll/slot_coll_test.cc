@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/coll/selector.h"
+#include "core/p2p/engine.h"
 #include "core/store/in_memory_store.h"
 #include "tests/harness/thread_ranks.h"
 
@@ -205,9 +206,10 @@ TEST(Slots, WithMoreRanksThanCpusAllGatherStaysInTheSlotsAndTheOthersReadDirectl
 }
 
 // Where each rank has a CPU, all_gather and all_to_all from kSlotDirectMin and gather and scatter
-// from kSlotDirectRootedMin are direct slot calls: every block arrives, in place too (an
-// in-place all_to_all reads a private copy of the input: its peers read the blocks it writes),
-// and nothing goes as messages. Below those sizes the calls copy through the slots.
+// from kSlotDirectRootedMin are direct slot calls, whatever their size (but gather from
+// kSplitCopyMin): every block arrives, in place too (an in-place all_to_all reads a private copy
+// of the input: its peers read the blocks it writes), and nothing else goes as messages. Below
+// those sizes the calls copy through the slots.
 TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: two ranks outnumber it";
   CommOptions o = Shm(60);
@@ -216,7 +218,7 @@ TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
     const int n = c.size(), me = c.rank();
     auto value = [&](int r, size_t i) { return static_cast<int32_t>(r * 1000003 + i); };
     size_t direct = 0;
-    for (size_t block : {kSlotDirectMin - 4, kSlotDirectMin, kSlotDirectRootedMin, size_t{512} << 10}) {
+    for (size_t block : {kSlotDirectMin - 4, kSlotDirectMin, kSlotDirectRootedMin, kSplitCopyMin, kCopyReadMax + 64}) {
       const size_t count = block / sizeof(int32_t);
       std::vector<int32_t> in(n * count), out(n * count, -1);
       for (size_t i = 0; i < in.size(); ++i) in[i] = value(me, i);
@@ -240,9 +242,12 @@ TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
       if (me == 1) EXPECT_EQ(out[count - 1], value(0, count - 1));
       ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 0).ok());
       EXPECT_EQ(out[count - 1], value(0, me * count + count - 1));
-      direct += (block >= kSlotDirectMin ? 1 : 0) + (block >= kSlotDirectRootedMin ? 2 : 0);
+      const bool gather_direct = block >= kSlotDirectRootedMin && block < kSplitCopyMin;
+      direct += (block >= kSlotDirectMin ? 1 : 0) + (block >= kSlotDirectRootedMin ? 1 : 0) + (gather_direct ? 1 : 0);
       EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
-      EXPECT_EQ(c.stats().cached_plans, 0u) << "rank " << me << ", blocks of " << block;
+      // (A gather from kSplitCopyMin up goes as messages: one plan per block size.)
+      EXPECT_EQ(c.stats().cached_plans, block >= kSplitCopyMin ? (block == kSplitCopyMin ? 1u : 2u) : 0u)
+          << "rank " << me << ", blocks of " << block;
     }
   }, o);
 }
