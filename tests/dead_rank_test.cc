@@ -1,5 +1,6 @@
 // A rank killed with SIGKILL in the middle of a transfer: every surviving rank fails with an
-// error naming it, well within the timeout, over shm and over tcp. Real processes.
+// error naming it, well within the timeout, over shm and over tcp; also the root of a direct slot
+// call, which waits for its reader. Real processes.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -70,6 +71,34 @@ TEST_P(DeadRank, EverySurvivorNamesTheDeadRank) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, DeadRank, ::testing::Values("shm", "tcp"),
                          [](const auto& info) { return info.param; });
+
+// A scatter large enough to be a direct slot call: its root waits until its reader copied its
+// block out of the root's buffer (without direct calls it would return at once). The reader dies
+// instead: the root fails, naming it, instead of waiting out the timeout.
+int DirectRootBody(int rank) {
+  auto comm = Communicator::InitFromEnv();
+  if (!comm.ok()) return 10;
+  Communicator& c = **comm;
+  if (rank == 1) {
+    usleep(200000);
+    raise(SIGKILL);
+  }
+  std::vector<int32_t> all(2 << 16, 7), mine(1 << 16);  // blocks of 256 KiB
+  Status st = c.Scatter(all.data(), mine.data(), mine.size(), DataType::kInt32, 0);
+  fprintf(stderr, "rank 0: %s\n", st.ToString().c_str());
+  if (st.ok()) return 13;
+  if (st.message().find("rank 1") == std::string::npos || st.message().find("direct slots") == std::string::npos)
+    return 14;
+  return c.stats().direct_slot_calls == 1 ? 0 : 15;
+}
+
+TEST(DeadRankDirect, ADirectCallsRootFailsWhenItsReaderDies) {
+  auto ends = RunProcRanks(2, DirectRootBody, {{"TUTTI_TRANSPORT", "shm"}, {"TUTTI_TIMEOUT", "60"}}, 90);
+  EXPECT_EQ(ends[1].signal, SIGKILL);
+  EXPECT_TRUE(ends[0].exited) << "rank 0 was killed (signal " << ends[0].signal << ")";
+  EXPECT_EQ(ends[0].code, 0);
+  EXPECT_LT(ends[0].seconds, 20);
+}
 
 }  // namespace
 }  // namespace tutti::testing

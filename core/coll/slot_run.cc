@@ -406,7 +406,7 @@ Status SlotRun::Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) co
       "TUTTI_STRICT_CHECKS=1 compares every call as it runs)");
 }
 
-std::string SlotRun::what() const { return DescText(DescOf(0), false, "slots, ", seq_); }
+std::string SlotRun::what() const { return DescText(DescOf(0), false, call_.direct ? "direct slots, " : "slots, ", seq_); }
 
 std::string SlotCallText(const SlotCall& c, uint64_t seq) {
   SlotDesc d;
