@@ -113,7 +113,13 @@ Status Communicator::PrepareSlotCall(const CollCall& c, const CallShape& s, Slot
       (!SlotInPlace(c.coll, p.call.input, p.call.output, static_cast<uint64_t>(rank_) * c.count * s.elem) ||
        (p.call.direct && c.coll == Collective::kAllToAll))) {
     auto b = buffers_->Get(in_bytes);
-    if (!b.ok()) return b.status().WithContext(Who(rank_, c.coll));
+    if (!b.ok()) {
+      // (Peers whose copies worked issue the call and would wait for ours: as a failure after the
+      // claim does on the message path, this one fails the communicator and tells them.)
+      Status st = b.status().WithContext(Who(rank_, c.coll));
+      engine_->FailAndNotify(st);
+      return st;
+    }
     p.copy = std::move(*b);
     std::memcpy(p.copy.get(), p.call.input, in_bytes);
     p.call.input = p.copy.get();

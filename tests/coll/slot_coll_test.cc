@@ -193,7 +193,9 @@ TEST(Slots, WithMoreRanksThanCpusAllGatherStaysInTheSlotsAndTheOthersReadDirectl
       EXPECT_EQ(out[(n - 1) * count], (n - 1) * 1000003);
       EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ": all_gather, blocks of " << block;
       ASSERT_TRUE(c.Gather(in.data(), out.data(), count, DataType::kInt32, 1).ok());
-      if (me == 1) EXPECT_EQ(out[2 * count + 5], 2 * 1000003 + 5);
+      if (me == 1) {
+        EXPECT_EQ(out[2 * count + 5], 2 * 1000003 + 5);
+      }
       ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 2).ok());
       EXPECT_EQ(out[count - 1], static_cast<int32_t>(2 * 1000003 + me * count + count - 1));
       ASSERT_TRUE(c.AllToAll(in.data(), out.data(), count, DataType::kInt32).ok());
@@ -239,7 +241,9 @@ TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
       ASSERT_TRUE(c.AllToAll(expect.data(), both.data(), count, DataType::kInt32).ok());
       EXPECT_EQ(swapped, both) << "rank " << me << ": in-place all_to_all, blocks of " << block;
       ASSERT_TRUE(c.Gather(in.data(), out.data(), count, DataType::kInt32, 1).ok());
-      if (me == 1) EXPECT_EQ(out[count - 1], value(0, count - 1));
+      if (me == 1) {
+        EXPECT_EQ(out[count - 1], value(0, count - 1));
+      }
       ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 0).ok());
       EXPECT_EQ(out[count - 1], value(0, me * count + count - 1));
       const bool gather_direct = block >= kSlotDirectRootedMin && block < kSplitCopyMin;
