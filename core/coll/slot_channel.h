@@ -18,6 +18,10 @@
 // rank may be `units` small calls ahead of the slowest; a long call streams `units /
 // round_units` rounds at once.
 //
+// A direct round (SlotCall::direct, core/coll/slot_run.h) takes one unit and carries no data: its
+// header holds the address of the writer's buffer, which readers copy from with process_vm_readv
+// (ReadPeer); the writer keeps the buffer until its readers finished the round.
+//
 // Waiting: a rank polls the words it waits for; one that gives up its core first announces
 // that it sleeps and then blocks in a futex on its own bell, which whoever publishes or finishes
 // a round rings when someone sleeps (the announcement and the re-check close the race).

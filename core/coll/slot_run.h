@@ -12,6 +12,10 @@
 //   reduce_scatter          every rank writes the chunk of every block; each reduces its block
 //   all_to_all              every rank writes the chunk of every block; each copies its block
 //   barrier                 one round with no data: every rank waits for every other
+// A direct call (all_gather, gather, scatter, all_to_all; SlotCall::direct) is one round whatever
+// its size: writers publish their input's address, readers copy their blocks from it with
+// process_vm_readv, and a writer completes only once every rank that reads its buffer finished
+// the round (so a direct rooted call is not one-directional).
 // Each round a rank waits for the slot headers of the ranks whose data it takes (every rank for
 // the all-to-all kinds and barrier; the root for a non-root of broadcast and scatter; every rank
 // for the root of reduce and gather; none for the root of broadcast/scatter, a non-root of
