@@ -477,6 +477,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
           if (cfg.shm.use_cma) {
             rules.direct_min = cpus >= size ? kSlotDirectMin : kSlotDirectBusyMin;
             rules.direct_rooted_min = cpus >= size ? kSlotDirectRootedMin : kSlotDirectBusyRootedMin;
+            rules.direct_broadcast_min = cpus >= size ? kSlotDirectRootedMin : kSlotDirectBusyBroadcastMin;
           }
           auto made = CreateSlotArea(size, static_cast<uint64_t>(cfg.slot_bytes), rules, &announcement);
           if (made.ok()) {
@@ -514,7 +515,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
     if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
     TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
-    if (slot_direct.direct_min > 0 || slot_direct.direct_rooted_min > 0) {
+    if (slot_direct.direct_min > 0 || slot_direct.direct_rooted_min > 0 || slot_direct.direct_broadcast_min > 0) {
       // Direct slot calls need every rank to read every other's memory: each tries (a rank whose
       // TUTTI_SHM_CMA is 0 refuses), and they take them only if all could (every rank gets the
       // same answer from the store).
@@ -533,6 +534,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       if (reads == "1") {
         comm->slot_direct_min_ = slot_direct.direct_min;
         comm->slot_direct_rooted_min_ = slot_direct.direct_rooted_min;
+        comm->slot_direct_broadcast_min_ = slot_direct.direct_broadcast_min;
       }
     }
     // Rank 0 (which hosts the store when launched from the environment) leaves only after every

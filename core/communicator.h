@@ -342,8 +342,9 @@ class Communicator {
   bool strict_checks_ = false;  // slot calls compare every rank's call every round (TUTTI_STRICT_CHECKS)
   uint64_t slot_copy_block_max_ = 0;  // SlotRules::copy_block_max
   bool slot_all_gather_stays_ = false;  // SlotRules::all_gather_stays
-  // SlotRules::direct_min and direct_rooted_min, where every rank can read the others' memory.
-  uint64_t slot_direct_min_ = 0, slot_direct_rooted_min_ = 0;
+  // SlotRules::direct_min, direct_rooted_min and direct_broadcast_min, where every rank can read
+  // the others' memory.
+  uint64_t slot_direct_min_ = 0, slot_direct_rooted_min_ = 0, slot_direct_broadcast_min_ = 0;
   // Single-host communicators with a device runtime that has fused kernels (TUTTI_FUSED).
   std::shared_ptr<FusedPath> fused_;
   std::atomic<bool> destroyed_{false};

@@ -46,6 +46,12 @@ constexpr uint64_t kSlotDirectMin = 8 << 10;
 constexpr uint64_t kSlotDirectRootedMin = 32 << 10;
 constexpr uint64_t kSlotDirectBusyMin = 32 << 10;
 constexpr uint64_t kSlotDirectBusyRootedMin = 64 << 10;
+// Broadcasts take direct calls from kSlotDirectRootedMin bytes where each rank has a CPU, and from
+// this size where the ranks outnumber the CPUs. Same-run A/B, medians of 3, us, slots or messages
+// -> direct: 2 ranks 32 KiB 3.26 -> 2.31, 256 KiB 22.7 -> 11.2, 4 MiB 759 -> 508, 16 MiB 3283 ->
+// 2549; 4 ranks 128 KiB 20.0 -> 21.2 (64 KiB 10.1 -> 12.1), 512 KiB 114 -> 83, 4 MiB 1405 -> 1089,
+// 16 MiB 11949 -> 6305.
+constexpr uint64_t kSlotDirectBusyBroadcastMin = 256 << 10;
 
 // Defaults measured on this project's machines; TUTTI_COST_<SHM|TCP> overrides ("alpha_us,GBps,reduce_GBps").
 Result<CostParams> CostParamsFor(const std::string& transport);

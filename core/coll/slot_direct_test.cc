@@ -46,14 +46,14 @@ TEST(SlotDirect, AllGatherAndAllToAllCompleteOnceBothRanksReadEachOther) {
   }
 }
 
-// A rooted call is one-directional no more: scatter's root and gather's non-root wait for their
-// reader, and their Progress says so.
+// A rooted call is one-directional no more: scatter's and broadcast's root and gather's non-root
+// wait for their reader, and their Progress says so.
 TEST(SlotDirect, AWriterWaitsForItsReader) {
-  for (Collective c : {Collective::kScatter, Collective::kGather}) {
+  for (Collective c : {Collective::kScatter, Collective::kGather, Collective::kBroadcast}) {
     World w;
     const std::vector<int32_t> in0 = In(0, c), in1 = In(1, c);
     std::vector<int32_t> out0(6, -1), out1(6, -1);
-    const int writer = c == Collective::kScatter ? 0 : 1;
+    const int writer = c == Collective::kGather ? 1 : 0;
     auto r0 = w.Call(0, c, in0, out0, /*direct=*/true);
     auto r1 = w.Call(1, c, in1, out1, /*direct=*/true);
     auto& wr = writer == 0 ? r0 : r1;
@@ -68,6 +68,9 @@ TEST(SlotDirect, AWriterWaitsForItsReader) {
     if (c == Collective::kScatter) {
       EXPECT_EQ(out0, (std::vector<int32_t>{1, 2, 3, -1, -1, -1}));
       EXPECT_EQ(out1, (std::vector<int32_t>{4, 5, 6, -1, -1, -1}));
+    } else if (c == Collective::kBroadcast) {
+      EXPECT_EQ(out0, (std::vector<int32_t>{1, 2, 3, -1, -1, -1}));
+      EXPECT_EQ(out1, out0);
     } else {
       EXPECT_EQ(out0, (std::vector<int32_t>{1, 2, 3, 11, 12, 13}));
       EXPECT_EQ(out1, std::vector<int32_t>(6, -1));

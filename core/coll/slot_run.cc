@@ -222,6 +222,11 @@ Status SlotRun::ReadDirect(uint32_t s) {
   if (block == 0 || call_.output == nullptr || (c == Collective::kGather && me_ != call_.root)) return OkStatus();
   char* out = call_.output;
   const char* own = call_.input == nullptr ? nullptr : call_.input + (PerRankBlocks(c) ? static_cast<uint64_t>(me_) * block : 0);
+  if (c == Collective::kBroadcast) {
+    if (me_ != call_.root) return channel_->ReadPeer(call_.root, out, channel_->AddressOf(call_.root, s), block);
+    if (out != call_.input) std::memcpy(out, call_.input, block);
+    return OkStatus();
+  }
   if (c == Collective::kScatter) {
     if (me_ != call_.root)
       return channel_->ReadPeer(call_.root, out, channel_->AddressOf(call_.root, s) + static_cast<uint64_t>(me_) * block,
@@ -246,7 +251,8 @@ bool SlotRun::ReadsMine(int p) const {
   if (p == me_) return false;
   switch (call_.coll) {
     case Collective::kGather: return p == call_.root;
-    case Collective::kScatter: return me_ == call_.root;
+    case Collective::kScatter:
+    case Collective::kBroadcast: return me_ == call_.root;
     default: return true;  // all_gather, all_to_all
   }
 }

@@ -12,7 +12,7 @@
 //   reduce_scatter          every rank writes the chunk of every block; each reduces its block
 //   all_to_all              every rank writes the chunk of every block; each copies its block
 //   barrier                 one round with no data: every rank waits for every other
-// A direct call (all_gather, gather, scatter, all_to_all; SlotCall::direct) is one round whatever
+// A direct call (all_gather, gather, scatter, all_to_all, broadcast; SlotCall::direct) is one round whatever
 // its size: writers publish their input's address, readers copy their blocks from it with
 // process_vm_readv, and a writer completes only once every rank that reads its buffer finished
 // the round (so a direct rooted call is not one-directional).
@@ -55,7 +55,7 @@ struct SlotCall {
   int root = 0;
   double premul_scalar = 1.0;
   bool strict = false;  // wait for (and compare) every rank's header every round
-  // all_gather, gather, scatter, all_to_all: one round in which the writers publish their input's
+  // all_gather, gather, scatter, all_to_all, broadcast: one round in which the writers publish their input's
   // address and readers copy their blocks straight from it (SlotChannel::ReadPeer), one copy
   // instead of two; a writer's call completes once its readers finished the round.
   bool direct = false;

@@ -46,7 +46,7 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, const SlotRules
   *announcement = a.segment->name() + " " + std::to_string(bytes) + " " + std::to_string(rules.max_bytes) + " " +
                   (rules.strict ? "1" : "0") + " " + std::to_string(rules.copy_block_max) + " " +
                   (rules.all_gather_stays ? "1" : "0") + " " + std::to_string(rules.direct_min) + " " +
-                  std::to_string(rules.direct_rooted_min);
+                  std::to_string(rules.direct_rooted_min) + " " + std::to_string(rules.direct_broadcast_min);
   return a;
 }
 
@@ -58,7 +58,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   SlotRules rules;
   int strict = -1, all_gather_stays = -1;
   if (!(in >> name >> bytes >> rules.max_bytes >> strict >> rules.copy_block_max >> all_gather_stays >>
-        rules.direct_min >> rules.direct_rooted_min) ||
+        rules.direct_min >> rules.direct_rooted_min >> rules.direct_broadcast_min) ||
       bytes > (uint64_t{1} << 36) || (strict != 0 && strict != 1) || (all_gather_stays != 0 && all_gather_stays != 1))
     return ProtocolError("malformed slot area announcement \"" + announcement + "\"");
   rules.strict = strict == 1;

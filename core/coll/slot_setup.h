@@ -32,6 +32,7 @@ struct SlotRules {
   // (SlotCall::direct), before the two rules above, where every rank can read every other's
   // memory (found at setup); 0: never. (Set from kSlotDirectMin and its kin, core/coll/selector.h.)
   uint64_t direct_min = 0, direct_rooted_min = 0;
+  uint64_t direct_broadcast_min = 0;  // broadcasts of this many bytes and more, the same way
 };
 
 

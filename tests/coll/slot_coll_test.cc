@@ -176,8 +176,9 @@ TEST(Slots, LargeCopyBlocksGoAsMessagesOnRankZerosSetting) {
 
 // With more ranks than CPUs, gather, scatter and all_to_all with blocks of kSlotDirectBusyRootedMin
 // and up are read straight from the writers' buffers (direct slot calls), also blocks of
-// kDirectBlockMin, which messages would read one-sidedly otherwise; all_gather copies through the
-// slots (there its messages and direct reads were slower). No call goes as messages.
+// kDirectBlockMin, which messages would read one-sidedly otherwise; broadcasts from
+// kSlotDirectBusyBroadcastMin; all_gather copies through the slots (there its messages and direct
+// reads were slower). No call goes as messages.
 TEST(Slots, WithMoreRanksThanCpusAllGatherStaysInTheSlotsAndTheOthersReadDirectly) {
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 3) GTEST_SKIP() << "3 ranks must outnumber the CPUs";
   CommOptions o = Shm(60);
@@ -200,15 +201,17 @@ TEST(Slots, WithMoreRanksThanCpusAllGatherStaysInTheSlotsAndTheOthersReadDirectl
       EXPECT_EQ(out[count - 1], static_cast<int32_t>(2 * 1000003 + me * count + count - 1));
       ASSERT_TRUE(c.AllToAll(in.data(), out.data(), count, DataType::kInt32).ok());
       EXPECT_EQ(out[(n - 1) * count], static_cast<int32_t>((n - 1) * 1000003 + me * count));
-      direct += 3;
+      ASSERT_TRUE(c.Broadcast(in.data(), out.data(), count, DataType::kInt32, 2).ok());
+      EXPECT_EQ(out[count - 1], static_cast<int32_t>(2 * 1000003 + count - 1));
+      direct += block >= kSlotDirectBusyBroadcastMin ? 4 : 3;
       EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
       EXPECT_EQ(c.stats().cached_plans, 0u) << "rank " << me << ", blocks of " << block;
     }
   }, o);
 }
 
-// Where each rank has a CPU, all_gather and all_to_all from kSlotDirectMin and gather and scatter
-// from kSlotDirectRootedMin are direct slot calls, whatever their size (but gather from
+// Where each rank has a CPU, all_gather and all_to_all from kSlotDirectMin and gather, scatter and
+// broadcast from kSlotDirectRootedMin are direct slot calls, whatever their size (but gather from
 // kSplitCopyMin): every block arrives, in place too (an in-place all_to_all reads a private copy
 // of the input: its peers read the blocks it writes), and nothing else goes as messages. Below
 // those sizes the calls copy through the slots.
@@ -246,8 +249,10 @@ TEST(Slots, BlocksFromTheDirectSizesAreReadStraightFromTheWritersBuffers) {
       }
       ASSERT_TRUE(c.Scatter(in.data(), out.data(), count, DataType::kInt32, 0).ok());
       EXPECT_EQ(out[count - 1], value(0, me * count + count - 1));
+      ASSERT_TRUE(c.Broadcast(in.data(), out.data(), count, DataType::kInt32, 1).ok());
+      EXPECT_EQ(out[count - 1], value(1, count - 1));
       const bool gather_direct = block >= kSlotDirectRootedMin && block < kSplitCopyMin;
-      direct += (block >= kSlotDirectMin ? 1 : 0) + (block >= kSlotDirectRootedMin ? 1 : 0) + (gather_direct ? 1 : 0);
+      direct += (block >= kSlotDirectMin ? 1 : 0) + (block >= kSlotDirectRootedMin ? 2 : 0) + (gather_direct ? 1 : 0);
       EXPECT_EQ(c.stats().direct_slot_calls, direct) << "rank " << me << ", blocks of " << block;
       // (A gather from kSplitCopyMin up goes as messages: one plan per block size.)
       EXPECT_EQ(c.stats().cached_plans, block >= kSplitCopyMin ? (block == kSplitCopyMin ? 1u : 2u) : 0u)
