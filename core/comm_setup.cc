@@ -450,7 +450,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
 
     // 4. Ranks that all share this host: the slots of small collectives (rank 0 decides for all).
     std::shared_ptr<ShmSegment> slot_segment;
-    SlotRules slot_direct;
+    SlotRules slot_rules;
     if (size > 1) {
       SlotArea area;
       if (rank == 0) {
@@ -507,7 +507,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
       comm->strict_checks_ = area.rules.strict;  // rank 0's
       comm->slot_copy_block_max_ = area.rules.copy_block_max;  // rank 0's
       comm->slot_all_gather_stays_ = area.rules.all_gather_stays;
-      slot_direct = area.rules;  // (direct calls once every rank found it can read the others)
+      slot_rules = area.rules;  // (direct calls once every rank found it can read the others)
       slot_segment = std::move(area.segment);
     }
 
@@ -515,7 +515,7 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
     TUTTI_ASSIGN_OR_RETURN(int64_t joined, store->Add("ready", 1));
     if (joined == size) TUTTI_RETURN_IF_ERROR(store->Set("all_ready", "1"));
     TUTTI_RETURN_IF_ERROR(waits.Wait("all_ready", "waiting for all ranks to connect"));
-    if (slot_direct.direct_min > 0 || slot_direct.direct_rooted_min > 0 || slot_direct.direct_broadcast_min > 0) {
+    if (slot_rules.direct_min > 0 || slot_rules.direct_rooted_min > 0 || slot_rules.direct_broadcast_min > 0) {
       // Direct slot calls need every rank to read every other's memory: each tries (a rank whose
       // TUTTI_SHM_CMA is 0 refuses), and they take them only if all could (every rank gets the
       // same answer from the store).
@@ -530,11 +530,12 @@ Result<std::unique_ptr<Communicator>> CommBuilder::Build(std::shared_ptr<Store> 
         TUTTI_ASSIGN_OR_RETURN(int64_t refused, store->Add("slot_reads_refused", 0));
         TUTTI_RETURN_IF_ERROR(store->Set("slot_reads", refused == 0 ? "1" : "0"));
       }
-      TUTTI_ASSIGN_OR_RETURN(std::string reads, waits.Get("slot_reads", "every rank's try at reading the others' memory"));
+      TUTTI_ASSIGN_OR_RETURN(std::string reads,
+                             waits.Get("slot_reads", "every rank's try at reading the others' memory"));
       if (reads == "1") {
-        comm->slot_direct_min_ = slot_direct.direct_min;
-        comm->slot_direct_rooted_min_ = slot_direct.direct_rooted_min;
-        comm->slot_direct_broadcast_min_ = slot_direct.direct_broadcast_min;
+        comm->slot_direct_min_ = slot_rules.direct_min;
+        comm->slot_direct_rooted_min_ = slot_rules.direct_rooted_min;
+        comm->slot_direct_broadcast_min_ = slot_rules.direct_broadcast_min;
       }
     }
     // Rank 0 (which hosts the store when launched from the environment) leaves only after every

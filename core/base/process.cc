@@ -51,7 +51,8 @@ Status CopyProcessMemory(pid_t pid, void* local, uint64_t remote, size_t len, bo
   while (done < len) {
     iovec mine{static_cast<char*>(local) + done, len - done};
     iovec theirs{reinterpret_cast<void*>(remote + done), len - done};
-    const ssize_t n = write ? process_vm_writev(pid, &mine, 1, &theirs, 1, 0) : process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
+    const ssize_t n = write ? process_vm_writev(pid, &mine, 1, &theirs, 1, 0)
+                            : process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
     if (n < 0) {
       const int err = errno;
       if (err == EINTR) continue;

@@ -77,11 +77,11 @@ bool Communicator::TakesSlots(const CollCall& c, const CallShape& s) const {
 
 // Blocks of all_gather, gather, scatter and all_to_all from SlotRules::direct_min (rooted:
 // direct_rooted_min) up, and broadcasts from direct_broadcast_min up, are read straight from the
-// writers' buffers (SlotCall::direct), whatever the call's size: also above kCopyReadMax, where messages would stream through the FIFO in two
-// copies (2 ranks, same-run medians of 3, us, messages -> direct -> Open MPI: all_gather 16 MiB
-// 2403 -> 1824 -> 1988, 128 MiB 35152 -> 34477 -> 33822; all_to_all 64 MiB 17048 -> 13931 ->
-// 15325). Not all_gather's where it stays in the slots, nor a gather's from kSplitCopyMin up (as a
-// message both sides copy half).
+// writers' buffers (SlotCall::direct), whatever the call's size: also above kCopyReadMax, where
+// messages would stream through the FIFO in two copies (2 ranks, same-run medians of 3, us,
+// messages -> direct -> Open MPI: all_gather 16 MiB 2403 -> 1824 -> 1988, 128 MiB 35152 -> 34477
+// -> 33822; all_to_all 64 MiB 17048 -> 13931 -> 15325). Not all_gather's where it stays in the
+// slots, nor a gather's from kSplitCopyMin up (as a message both sides copy half).
 bool Communicator::SlotDirect(const CollCall& c, const CallShape& s) const {
   if (c.coll == Collective::kBroadcast)
     return slot_direct_broadcast_min_ > 0 && c.count * s.elem >= slot_direct_broadcast_min_;
@@ -160,7 +160,8 @@ Status Communicator::ClaimSlotCall(SlotPrep* p) {
   // the number: no read-modify-write needed.)
   p->seq = coll_seq_.load(std::memory_order_relaxed) + 1;
   coll_seq_.store(p->seq, std::memory_order_relaxed);
-  if (p->call.direct) direct_slot_calls_.store(direct_slot_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (p->call.direct)
+    direct_slot_calls_.store(direct_slot_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // The message trail counts slot calls too, so a difference here fails a later call by messages.
   const SlotDesc d = SlotCallDesc(p->call, 0);
   trail_.Next(ChainDigest(0, d.Head(), d.count));

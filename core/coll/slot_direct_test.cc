@@ -59,7 +59,8 @@ TEST(SlotDirect, AWriterWaitsForItsReader) {
     auto& wr = writer == 0 ? r0 : r1;
     auto& rd = writer == 0 ? r1 : r0;
     EXPECT_FALSE(wr->Advance());
-    EXPECT_NE(wr->Progress().find("waiting for rank " + std::to_string(1 - writer)), std::string::npos) << wr->Progress();
+    EXPECT_NE(wr->Progress().find("waiting for rank " + std::to_string(1 - writer)), std::string::npos)
+        << wr->Progress();
     EXPECT_NE(wr->Progress().find("reading this rank's buffer"), std::string::npos) << wr->Progress();
     ASSERT_TRUE(rd->Advance());
     ASSERT_TRUE(wr->Advance());

@@ -221,16 +221,19 @@ Status SlotRun::ReadDirect(uint32_t s) {
   const uint64_t block = call_.count * elem_;
   if (block == 0 || call_.output == nullptr || (c == Collective::kGather && me_ != call_.root)) return OkStatus();
   char* out = call_.output;
-  const char* own = call_.input == nullptr ? nullptr : call_.input + (PerRankBlocks(c) ? static_cast<uint64_t>(me_) * block : 0);
+  const char* own = call_.input == nullptr
+                        ? nullptr
+                        : call_.input + (PerRankBlocks(c) ? static_cast<uint64_t>(me_) * block : 0);
   if (c == Collective::kBroadcast) {
     if (me_ != call_.root) return channel_->ReadPeer(call_.root, out, channel_->AddressOf(call_.root, s), block);
     if (out != call_.input) std::memcpy(out, call_.input, block);
     return OkStatus();
   }
   if (c == Collective::kScatter) {
-    if (me_ != call_.root)
-      return channel_->ReadPeer(call_.root, out, channel_->AddressOf(call_.root, s) + static_cast<uint64_t>(me_) * block,
-                                block);
+    if (me_ != call_.root) {
+      const uint64_t from = channel_->AddressOf(call_.root, s) + static_cast<uint64_t>(me_) * block;
+      return channel_->ReadPeer(call_.root, out, from, block);
+    }
     if (out != own) std::memcpy(out, own, block);
     return OkStatus();
   }
@@ -412,7 +415,9 @@ Status SlotRun::Mismatch(int p, const SlotDesc& mine, const SlotDesc& theirs) co
       "TUTTI_STRICT_CHECKS=1 compares every call as it runs)");
 }
 
-std::string SlotRun::what() const { return DescText(DescOf(0), false, call_.direct ? "direct slots, " : "slots, ", seq_); }
+std::string SlotRun::what() const {
+  return DescText(DescOf(0), false, call_.direct ? "direct slots, " : "slots, ", seq_);
+}
 
 std::string SlotCallText(const SlotCall& c, uint64_t seq) {
   SlotDesc d;
