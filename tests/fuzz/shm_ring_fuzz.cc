@@ -1,11 +1,12 @@
 // Fuzz target: the shared-memory frame ring's reader (transport/shm/shm_ring.h), which treats
 // the ring as untrusted: a peer may write anything into it, positions included. Two modes, by
 // the first input byte:
-//  - hostile: the ring's data and head/tail come from the input; the reader peeks and consumes
-//    frames until it stops. Checked: an accepted frame passes ValidateEnvelope with the
-//    ring's limits, lies inside the published data, and consuming it moves tail by its padded
-//    size, never past head (payloads go into buffers of exactly their length, so ASan sees any
-//    overrun).
+//  - hostile: the ring's data, tail and salt come from the input, and before each read the input
+//    says whether the "writer" stamps the frame at the reader's position (its header and payload
+//    are whatever the data holds); the reader peeks and consumes frames until it stops. Checked:
+//    an accepted frame passes ValidateEnvelope with the ring's limits, consuming it moves tail by
+//    its padded size, and the reader stops exactly where no stamp is (payloads go into buffers of
+//    exactly their length, so ASan sees any overrun).
 //  - round trip: a writer and a reader share one ring; frames from the input are written and
 //    read back interleaved. Checked: the reader gets exactly the frames written, in order, with
 //    their payloads; a write fails only when the ring lacks room.
@@ -35,13 +36,12 @@ struct RingMemory {
 
 void Hostile(fuzz::Input& in, size_t capacity) {
   RingMemory m(capacity);
-  uint64_t tail = in.U64();
+  uint64_t tail = in.U64() & ~uint64_t{7};  // frames start on 8 bytes
   if (in.Bool()) tail &= 0xffff;  // small positions are the common case
-  uint64_t head = in.Bool() ? tail + in.U16() : in.U64();
   std::string fill = in.Bytes(capacity);
   std::memcpy(m.data(), fill.data(), fill.size());
-  m.header()->head.store(head);
   m.header()->tail.store(tail);
+  m.header()->salt = in.U64();
   if (in.Bool()) m.header()->capacity = in.U64();  // a corrupt header must fail Attach
   ShmRing r;
   Status st = r.Attach(m.mem, capacity);
@@ -51,6 +51,10 @@ void Hostile(fuzz::Input& in, size_t capacity) {
   }
   uint64_t max_payload = in.Bool() ? r.max_payload() : in.U32();
   for (int i = 0; i < 256; ++i) {
+    const uint64_t t = m.header()->tail.load();
+    uint64_t* stamp = reinterpret_cast<uint64_t*>(m.data() + (t & (capacity - 1)));
+    const bool stamped = in.Bool();
+    if (stamped) *stamp = r.StampFor(t);
     FrameHeader h;
     Result<bool> got = r.Peek(&h, max_payload);
     if (!got.ok()) {
@@ -58,17 +62,15 @@ void Hostile(fuzz::Input& in, size_t capacity) {
       return;
     }
     if (!*got) {
-      FUZZ_CHECK(m.header()->tail.load() == head, "reader stopped before head");
+      FUZZ_CHECK(*stamp != r.StampFor(t), "a stamped frame was not seen");
       return;
     }
-    uint64_t t = m.header()->tail.load();
     const uint64_t limit = std::min<uint64_t>(max_payload, r.max_payload());
     FUZZ_CHECK(ValidateEnvelope(h, limit).ok(), "accepted a header over the ring's limits");
-    FUZZ_CHECK(ShmFrameBytes(h.payload_len) <= head - t, "frame beyond the published data");
+    FUZZ_CHECK(ShmFrameBytes(h.payload_len) <= capacity / 2, "frame longer than half the ring");
     std::string payload(h.payload_len, '\0');
     r.Consume(h, in.Bool() ? nullptr : payload.data());
     FUZZ_CHECK(m.header()->tail.load() == t + ShmFrameBytes(h.payload_len), "tail moved wrongly");
-    FUZZ_CHECK(m.header()->tail.load() - tail <= head - tail, "tail passed head");
   }
 }
 
@@ -82,6 +84,7 @@ void RoundTrip(fuzz::Input& in, size_t capacity) {
   ShmRing writer, reader;
   FUZZ_CHECK(writer.Attach(m.mem, capacity).ok() && reader.Attach(m.mem, capacity).ok(), "attach");
   std::deque<Sent> queued;
+  uint64_t written = 0;  // bytes of frames written (the writer's position)
   while (!in.empty()) {
     uint8_t op = in.U8();
     if (op & 1) {  // write one frame
@@ -98,11 +101,14 @@ void RoundTrip(fuzz::Input& in, size_t capacity) {
       std::string payload(n, static_cast<char>(in.U8()));
       h.payload_len = n;
       h.arg = in.U64();
-      uint64_t used = m.header()->head.load() - m.header()->tail.load();
+      uint64_t used = written - m.header()->tail.load();
       bool room = used + ShmFrameBytes(n) <= capacity;
       bool wrote = writer.TryWrite(h, payload.data());
       FUZZ_CHECK(wrote == room, wrote ? "wrote into a full ring" : "refused a frame that fits");
-      if (wrote) queued.push_back({h, payload});
+      if (wrote) {
+        queued.push_back({h, payload});
+        written += ShmFrameBytes(n);
+      }
     } else {  // read up to op/2 frames
       for (int k = 0; k < (op >> 1) % 8; ++k) {
         FrameHeader h;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -57,14 +58,84 @@ TEST(ShmRing, FullRingRefusesAndCorruptionIsDetected) {
   EXPECT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 1, 400, 400), p.data()));
   EXPECT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 2, 400, 400), p.data()));
   EXPECT_FALSE(w.TryWrite(MakeHeader(TestFrame::kData, 3, 400, 400), p.data()));
-  // A hostile peer moves head far beyond tail: the reader refuses instead of copying.
-  auto* hdr = static_cast<ShmRingHeader*>(base);
-  hdr->head.store(1 << 20);
+  // A hostile peer publishes a frame whose header claims more payload than a frame may hold:
+  // the reader refuses instead of copying.
   FrameHeader h;
+  ASSERT_TRUE(r.Peek(&h, 1 << 20).ok());
+  char* first = static_cast<char*>(base) + sizeof(ShmRingHeader) + kShmStampBytes;
+  const uint64_t huge = 1 << 20;
+  std::memcpy(first + offsetof(FrameHeader, payload_len), &huge, sizeof(huge));
   EXPECT_EQ(r.Peek(&h, 1 << 20).status().code(), Code::kProtocol);
   // Wrong capacity in the header is refused on attach.
   ShmRing other;
   EXPECT_FALSE(other.Attach(base, 2048).ok());
+}
+
+TEST(ShmRing, AFrameIsItsStampHeaderAndPayloadPaddedTo8Bytes) {
+  EXPECT_EQ(ShmFrameBytes(0), 48u);
+  EXPECT_EQ(ShmFrameBytes(8), 56u);
+  EXPECT_EQ(ShmFrameBytes(9), 64u);
+}
+
+TEST(ShmRing, FramesOfAnEarlierRingInTheSameMemoryAreNotSeen) {
+  const size_t cap = 1024;
+  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
+  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
+  ShmRing::Format(base, cap);
+  ShmRing w;
+  ASSERT_TRUE(w.Attach(base, cap).ok());
+  std::string p(100, 'y');
+  ASSERT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 1, 100, 100), p.data()));
+  ASSERT_TRUE(w.TryWrite(MakeHeader(TestFrame::kData, 2, 100, 100), p.data()));
+  // A new ring in the same memory (its frames' stamps still there): nothing to read.
+  ShmRing::Format(base, cap);
+  ShmRing r;
+  ASSERT_TRUE(r.Attach(base, cap).ok());
+  FrameHeader h;
+  auto have = r.Peek(&h, 1 << 20);
+  ASSERT_TRUE(have.ok());
+  EXPECT_FALSE(*have);
+}
+
+TEST(ShmRing, AConcurrentReaderSeesEveryFrameWholeAndInOrder) {
+  const size_t cap = 4096;
+  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
+  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
+  ShmRing::Format(base, cap);
+  ShmRing w, r;
+  ASSERT_TRUE(w.Attach(base, cap).ok());
+  ASSERT_TRUE(r.Attach(base, cap).ok());
+  constexpr int kFrames = 20000;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kFrames && !stop.load(); ++i) {
+      const size_t len = (i * 53) % 700;
+      std::string p = Pattern(len, i);
+      while (!w.TryWrite(MakeHeader(TestFrame::kData, i, len, len), p.data()) && !stop.load())
+        std::this_thread::yield();
+    }
+  });
+  int bad = 0;
+  for (int i = 0; i < kFrames;) {
+    FrameHeader h;
+    auto have = r.Peek(&h, 1 << 20);
+    if (!have.ok()) {
+      ADD_FAILURE() << have.status().ToString();
+      break;
+    }
+    if (!*have) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::string got(h.payload_len, '\0');
+    r.Consume(h, got.data());
+    const size_t len = (i * 53) % 700;
+    if (h.id != static_cast<uint64_t>(i) || got != Pattern(len, i)) ++bad;
+    ++i;
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(ShmConnection, PairExchangesFramesAndReadsRemoteMemory) {
