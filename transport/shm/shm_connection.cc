@@ -37,6 +37,8 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Make(int peer, pid_t peer_
     ShmRing::Format(ring0, opts.fifo_bytes);
     ShmRing::Format(ring1, opts.fifo_bytes);
   }
+  // (The pages are reserved already, by the creator's fallocate: this only maps them.)
+  if (!seg->Populate()) TUTTI_LOG(Trace, Shm, "shm segment %s: pages fault in on first use", seg->name().c_str());
   TUTTI_RETURN_IF_ERROR(c->out_.Attach(lower ? ring0 : ring1, opts.fifo_bytes));
   TUTTI_RETURN_IF_ERROR(c->in_.Attach(lower ? ring1 : ring0, opts.fifo_bytes));
   // The guard lines follow the rings (zero in a fresh segment): the lower rank's first.

@@ -72,6 +72,14 @@ void ShmSegment::Unlink() {
   unlinked_ = true;
 }
 
+bool ShmSegment::Populate() {
+#ifdef MADV_POPULATE_WRITE
+  return madvise(data_, size_, MADV_POPULATE_WRITE) == 0;
+#else
+  return false;
+#endif
+}
+
 ShmSegment::~ShmSegment() {
   Unlink();
   munmap(data_, size_);

@@ -24,6 +24,12 @@ class ShmSegment {
   size_t size() const { return size_; }
   // Removes the name (the memory stays mapped while anyone maps it). Idempotent.
   void Unlink();
+  // Maps every page into this process now (MADV_POPULATE_WRITE), instead of one page fault at a
+  // time on first use: the first lap of a connection's 4 MiB rings took a fault per frame or two
+  // (2-rank send_recv of 4 KiB: 22-32 us per call in its first 1000 calls, 1.5-1.7 us after).
+  // Best effort: false where the kernel lacks it (before Linux 5.14); the pages then fault in
+  // as they are used.
+  bool Populate();
 
  private:
   ShmSegment(std::string name, void* data, size_t size) : name_(std::move(name)), data_(data), size_(size) {}
