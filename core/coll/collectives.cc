@@ -286,7 +286,10 @@ Result<Work> Communicator::StartChecked(const CollCall& c, const CallShape& shap
     // for itself.)
     const bool reads_pieces = c.coll == Collective::kBroadcast && HostCpus() > 0 && local_size_ >= 2 * HostCpus() &&
                               c.count * shape.elem <= (uint64_t{16} << 20);
-    run->SetCopyReceives(MovesBlocks(c.coll) || reads_pieces);
+    // And the pieces of a mid-size all_reduce or reduce_scatter (kReducedReadMin).
+    const bool reads_reduced = ReadsReducedPieces(
+        c.coll, CallBytes(c.coll, static_cast<uint64_t>(size_), c.count, shape.elem), local_size_, HostCpus());
+    run->SetCopyReceives(MovesBlocks(c.coll) || reads_pieces || reads_reduced);
     colls_->EndIssue(run);
     run->Advance();
     const double limit = c.opts->timeout_s >= 0 ? c.opts->timeout_s : timeout();

@@ -81,9 +81,10 @@ class CollectiveRun : public CollRun {
 
   // Validates every region of the schedule against the buffers (once, before running).
   Status Validate() const;
-  // Receives are copies (P2PEngine::PostRecv's `copy`): the collective combines nothing into
-  // what it receives (all_gather, gather, scatter, all_to_all; a block parked in scratch is only
-  // copied on). Before the first Advance.
+  // Receives are posted as copies (P2PEngine::PostRecv's `copy`), which a connection with
+  // one-sided access serves by reading: the collective combines nothing into what it receives
+  // (all_gather, gather, scatter, all_to_all; a block parked in scratch is only copied on), or
+  // reading measured faster (see the callers). Before the first Advance.
   void SetCopyReceives(bool on) { copy_recvs_ = on; }
   // Makes whatever progress is possible without blocking; true once finished. Thread-safe.
   bool Advance() override;

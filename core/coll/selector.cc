@@ -80,6 +80,11 @@ Result<CostParams> CostParamsFor(const std::string& transport) {
   return c;
 }
 
+bool ReadsReducedPieces(Collective coll, uint64_t call_bytes, int local_ranks, int host_cpus) {
+  return (coll == Collective::kAllReduce || coll == Collective::kReduceScatter) && host_cpus > 0 &&
+         local_ranks <= host_cpus && call_bytes >= kReducedReadMin && call_bytes <= kReducedReadMax;
+}
+
 double ModelTime(const std::string& a, Collective coll, int p, double n, const CostParams& c) {
   const double inf = std::numeric_limits<double>::infinity();
   if (p <= 1) return 0;

@@ -114,5 +114,15 @@ TEST(Selector, CollectiveNames) {
   EXPECT_FALSE(ParseCollective("allsum", &c));
 }
 
+TEST(ReadsReducedPieces, MidSizeAllReducesAndReduceScattersWhereEveryRankHasACpu) {
+  EXPECT_TRUE(ReadsReducedPieces(Collective::kAllReduce, kReducedReadMin, 2, 2));
+  EXPECT_TRUE(ReadsReducedPieces(Collective::kReduceScatter, kReducedReadMax, 2, 4));
+  EXPECT_FALSE(ReadsReducedPieces(Collective::kAllReduce, kReducedReadMin - 1, 2, 2));
+  EXPECT_FALSE(ReadsReducedPieces(Collective::kAllReduce, kReducedReadMax + 1, 2, 2));
+  EXPECT_FALSE(ReadsReducedPieces(Collective::kReduce, kReducedReadMin, 2, 2));
+  EXPECT_FALSE(ReadsReducedPieces(Collective::kAllReduce, kReducedReadMin, 4, 2));  // more ranks than CPUs
+  EXPECT_FALSE(ReadsReducedPieces(Collective::kAllReduce, kReducedReadMin, 2, 0));  // CPUs unknown
+}
+
 }  // namespace
 }  // namespace tutti
