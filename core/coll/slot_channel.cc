@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/base/process.h"
+#include "core/base/wake_fence.h"
 #include "core/coll/call_digest.h"
 
 namespace tutti {
@@ -81,6 +82,7 @@ SlotChannel::SlotChannel(void* area, const Shape& s, int rank, std::shared_ptr<v
       writable_until_(0) {
   CtlOf(rank_)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
   CtlOf(rank_)->probe.store(reinterpret_cast<uintptr_t>(&kProbeWord), std::memory_order_release);
+  PublisherFenceIsLight();  // (registers this process for the sleepers' barriers now: see Wake)
 }
 
 Status SlotChannel::ReadPeer(int peer, void* to, uint64_t addr, size_t len) const {
@@ -206,8 +208,9 @@ std::string SlotChannel::FailureReason() const {
 }
 
 void SlotChannel::Wake() {
-  // Pairs with PrepareSleep: either the sleeper sees what we stored, or we see it sleeping.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Pairs with PrepareSleep: either the sleeper sees what we stored, or we see it sleeping
+  // (core/base/wake_fence.h).
+  PublisherFence();
   for (int r = 0; r < shape_.nranks; ++r) {
     if (r == rank_) continue;
     Ctl* c = CtlOf(r);
@@ -220,7 +223,7 @@ void SlotChannel::Wake() {
 uint32_t SlotChannel::PrepareSleep() {
   Ctl* c = CtlOf(rank_);
   c->sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  SleeperFence();
   return c->bell.load(std::memory_order_seq_cst);
 }
 

@@ -7,6 +7,8 @@
 
 #include <climits>
 
+#include "core/base/wake_fence.h"
+
 namespace tutti {
 
 namespace {
@@ -27,18 +29,19 @@ Result<std::unique_ptr<Doorbell>> Doorbell::Create() {
 }
 
 Result<std::unique_ptr<Doorbell>> Doorbell::Open(const std::string& name) {
+  PublisherFenceIsLight();  // (registers this process, which rings the bell, now)
   TUTTI_ASSIGN_OR_RETURN(auto seg, ShmSegment::Open(name, kBellBytes));
   return std::unique_ptr<Doorbell>(new Doorbell(std::move(seg)));
 }
 
 // Ring and Prepare pair up as a store-buffer litmus: the writer published a frame, then looks at
-// sleepers; the owner raises sleepers, then looks for frames (after Prepare). With a full fence
-// on both sides at least one sees the other: the owner finds the frame and does not sleep, or the
-// writer finds the sleeper and bumps seq, on which the owner's futex wait then does not block.
-// So a writer touches the bell's line only to read it while the owner is awake: no
-// read-for-ownership of a line the owner reads, per frame.
+// sleepers; the owner raises sleepers, then looks for frames (after Prepare). With the wake-up
+// fences (core/base/wake_fence.h) at least one sees the other: the owner finds the frame and does
+// not sleep, or the writer finds the sleeper and bumps seq, on which the owner's futex wait then
+// does not block. So a writer touches the bell's line only to read it while the owner is awake:
+// no read-for-ownership of a line the owner reads, per frame.
 void Doorbell::Ring() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  PublisherFence();
   if (word_->sleepers.load(std::memory_order_relaxed) == 0) return;
   word_->seq.fetch_add(1, std::memory_order_seq_cst);
   Futex(&word_->seq, FUTEX_WAKE, INT_MAX, nullptr);
@@ -46,7 +49,7 @@ void Doorbell::Ring() {
 
 uint32_t Doorbell::Prepare() {
   word_->sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  SleeperFence();
   return word_->seq.load(std::memory_order_seq_cst);
 }
 
