@@ -74,7 +74,8 @@ const std::vector<EnvVar>& EnvRegistry() {
        "Large shared-memory messages (above TUTTI_EAGER_LIMIT) moved with process_vm_readv/writev "
        "(one copy; from 1 MiB, once a read has worked, the two processes each copy half) instead "
        "of streamed through the FIFO: copies (up to 4 MiB, receives that nothing is combined "
-       "into: point-to-point, all_gather, gather, scatter, all_to_all and their v-forms), 1 "
+       "into: point-to-point, all_gather, gather, scatter, all_to_all and their v-forms; and the "
+       "pieces of a 2-8 MiB all_reduce or reduce_scatter where every rank has a CPU), 1 "
        "(every message), 0 (none). Where the kernel refuses (ptrace policy), the FIFO."},
       // Collectives.
       {"TUTTI_ALGO", T::kString, "",
