@@ -56,11 +56,12 @@ constexpr uint64_t kSlotDirectBusyBroadcastMin = 256 << 10;
 // An all_reduce or reduce_scatter of this many bytes (CallBytes) has its pieces read one-sidedly
 // into scratch where every rank on the host has a CPU: one copy (split with the sender from
 // kSplitCopyMin up) instead of two through the FIFO, and the pieces are still in cache when
-// reduced. Same-run A/B, 2 ranks, medians of 3, us, FIFO -> read: all_reduce 2 MiB 610 -> 456,
-// 4 MiB 1065 -> 913, 8 MiB 2052 -> 1847, but 512 KiB 75 -> 79 and 16 MiB 4751 -> 5239 (the scratch
-// no longer stays in cache); reduce_scatter 2 MiB 366 -> 316, 4-8 MiB level, 16 MiB 2655 -> 2928;
-// reduce slower at every size from 2 MiB (445 -> 567). With 4 ranks on the 2 CPUs reading was
-// slower throughout (all_reduce 256 KiB 129 -> 145: the sender idles while the receiver copies).
+// reduced. A/B with every piece of up to 2 MiB read, 2 ranks, medians of 3, us, FIFO -> read:
+// all_reduce 2 MiB 610 -> 456, 4 MiB 1065 -> 913, 8 MiB 2052 -> 1847, but 512 KiB 75 -> 79 and
+// 16 MiB 4751 -> 5239 (its pieces too are 2 MiB or less; the scratch no longer stays in cache);
+// reduce_scatter 2 MiB 366 -> 316, 4-8 MiB level, 16 MiB 2655 -> 2928; reduce slower from 2 MiB
+// (445 -> 567). With 4 ranks on the 2 CPUs, every staged receive read (TUTTI_SHM_CMA=1), slower
+// at most sizes (all_reduce 256 KiB 129 -> 145: the sender idles while the receiver copies).
 constexpr uint64_t kReducedReadMin = 2 << 20;
 constexpr uint64_t kReducedReadMax = 8 << 20;
 // Whether a call of `coll` moving `call_bytes` (CallBytes) reads its reduced pieces so, with
