@@ -1,25 +1,11 @@
 #include "core/coll/slot_setup.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <sstream>
 
 #include "transport/shm/shm_segment.h"
 
 namespace tutti {
-
-namespace {
-// Maps every page of the area into this process now, writable, rather than one fault per page in
-// the first lap of calls (a fault costs about as much as a small call). Best effort: kernels
-// before 5.14 lack MADV_POPULATE_WRITE, and the pages then come as they are touched.
-void Prefault(void* area, uint64_t bytes) {
-#ifndef MADV_POPULATE_WRITE
-  constexpr int MADV_POPULATE_WRITE = 23;
-#endif
-  (void)madvise(area, bytes, MADV_POPULATE_WRITE);
-}
-}  // namespace
 
 SlotChannel::Shape SlotShape(int nranks, uint64_t slot_bytes) {
   auto round_up = [](uint64_t x, uint64_t a) { return (std::max<uint64_t>(x, 1) + a - 1) / a * a; };
@@ -38,7 +24,9 @@ Result<SlotArea> CreateSlotArea(int nranks, uint64_t slot_bytes, const SlotRules
   const uint64_t bytes = SlotChannel::AreaBytes(shape);
   TUTTI_ASSIGN_OR_RETURN(std::unique_ptr<ShmSegment> seg, ShmSegment::Create(bytes));
   SlotChannel::Format(seg->data(), shape);
-  Prefault(seg->data(), bytes);
+  // (Every page mapped now, rather than a fault per page in the first lap of calls: a fault costs
+  // about as much as a small call.)
+  seg->Populate();
   SlotArea a;
   a.segment = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(a.segment->data(), shape, 0, a.segment);
@@ -68,7 +56,7 @@ Result<SlotArea> OpenSlotArea(const std::string& announcement, int nranks, int r
   if (shape.nranks != nranks)
     return ProtocolError("slot area " + name + " is for " + std::to_string(shape.nranks) + " ranks, not " +
                          std::to_string(nranks));
-  Prefault(seg->data(), bytes);
+  seg->Populate();
   SlotArea a;
   std::shared_ptr<ShmSegment> keep = std::move(seg);
   a.channel = std::make_shared<SlotChannel>(keep->data(), shape, rank, keep);

@@ -73,11 +73,10 @@ void ShmSegment::Unlink() {
 }
 
 bool ShmSegment::Populate() {
-#ifdef MADV_POPULATE_WRITE
-  return madvise(data_, size_, MADV_POPULATE_WRITE) == 0;
-#else
-  return false;
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // (Linux 5.14; C library headers may predate it)
 #endif
+  return madvise(data_, size_, MADV_POPULATE_WRITE) == 0;
 }
 
 ShmSegment::~ShmSegment() {
