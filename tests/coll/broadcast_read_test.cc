@@ -7,12 +7,10 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <memory>
-#include <thread>
 #include <vector>
 
 #include "core/communicator.h"
-#include "core/store/in_memory_store.h"
+#include "tests/harness/thread_ranks.h"
 
 namespace tutti::testing {
 namespace {
@@ -23,16 +21,14 @@ void EveryRootsDataArrivesIntact(bool direct) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 1 || cpus > 4) GTEST_SKIP() << "two ranks per CPU are too many threads here (" << cpus << " CPUs)";
   const int n = static_cast<int>(2 * cpus);
-  auto store = std::make_shared<InMemoryStore>();
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < n; ++r) ranks.emplace_back([&, r] {
+  auto options_of = [&](int r) {
     CommOptions o;
     o.transport = "shm";
     o.timeout_s = 60;
     o.shm_cma = direct || r < n - 1;
-    auto made = Communicator::Create(store, r, n, o);
-    ASSERT_TRUE(made.ok()) << made.status().ToString();
-    Communicator& c = **made;
+    return o;
+  };
+  RunThreadRanks(n, [&](Communicator& c) {
     for (uint64_t count : {uint64_t{(2 << 20) + 3}, uint64_t{1} << 20}) {  // int32: 8 MiB + 12 B, 4 MiB
       for (int root = 0; root < n; root += n - 1) {
         std::vector<int32_t> buf(count, -1);
@@ -47,8 +43,7 @@ void EveryRootsDataArrivesIntact(bool direct) {
     }
     EXPECT_EQ(c.stats().direct_slot_calls, direct ? 4u : 0u) << "rank " << c.rank();
     c.Destroy();
-  });
-  for (auto& t : ranks) t.join();
+  }, options_of);
 }
 
 TEST(BroadcastReads, EveryRootsDataArrivesIntactAsDirectSlotCalls) { EveryRootsDataArrivesIntact(true); }

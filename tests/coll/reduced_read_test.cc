@@ -8,13 +8,11 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <memory>
-#include <thread>
 #include <vector>
 
 #include "core/coll/selector.h"
 #include "core/communicator.h"
-#include "core/store/in_memory_store.h"
+#include "tests/harness/thread_ranks.h"
 
 namespace tutti::testing {
 namespace {
@@ -25,16 +23,15 @@ int32_t Value(int rank, uint64_t i) { return static_cast<int32_t>((i * 265443576
 void SumsAreExact(bool all_read) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: two ranks outnumber it, nothing is read";
   const int n = 2;
-  auto store = std::make_shared<InMemoryStore>();
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < n; ++r) ranks.emplace_back([&, r] {
+  auto options_of = [&](int r) {
     CommOptions o;
     o.transport = "shm";
     o.timeout_s = 60;
     if (!all_read && r == n - 1) o.shm_cma = false;
-    auto made = Communicator::Create(store, r, n, o);
-    ASSERT_TRUE(made.ok()) << made.status().ToString();
-    Communicator& c = **made;
+    return o;
+  };
+  RunThreadRanks(n, [&](Communicator& c) {
+    const int r = c.rank();
     const uint64_t lo = kReducedReadMin / 4, hi = kReducedReadMax / 4;  // int32 elements
     for (uint64_t count : {lo, lo + 3, hi, hi + 1}) {
       for (bool in_place : {false, true}) {
@@ -60,8 +57,7 @@ void SumsAreExact(bool all_read) {
       EXPECT_EQ(wrong, 0u) << "reduce_scatter, rank " << r << ", block " << block;
     }
     c.Destroy();
-  });
-  for (auto& t : ranks) t.join();
+  }, options_of);
 }
 
 TEST(ReducedReads, SumsAreExactWherePiecesAreRead) { SumsAreExact(true); }

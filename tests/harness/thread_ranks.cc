@@ -11,12 +11,17 @@
 namespace tutti::testing {
 
 void RunThreadRanks(int n, const std::function<void(Communicator&)>& body, const CommOptions& opts) {
+  RunThreadRanks(n, body, [&](int) { return opts; });
+}
+
+void RunThreadRanks(int n, const std::function<void(Communicator&)>& body,
+                    const std::function<CommOptions(int rank)>& options_of) {
   auto store = std::make_shared<InMemoryStore>();
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       SetLogRank(r);
-      auto comm = Communicator::Create(store, r, n, opts);
+      auto comm = Communicator::Create(store, r, n, options_of(r));
       ASSERT_TRUE(comm.ok()) << "rank " << r << ": " << comm.status().ToString();
       body(**comm);
     });

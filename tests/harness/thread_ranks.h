@@ -13,6 +13,9 @@
 namespace tutti::testing {
 
 void RunThreadRanks(int n, const std::function<void(Communicator&)>& body, const CommOptions& opts = {});
+// The same with each rank's options of its own (options_of(rank)).
+void RunThreadRanks(int n, const std::function<void(Communicator&)>& body,
+                    const std::function<CommOptions(int rank)>& options_of);
 
 // Fills / checks a buffer with a pattern that depends on (seed, index), so misplaced or stale
 // bytes are caught.

@@ -24,11 +24,20 @@ std::string Pattern(size_t n, int seed) {
   return s;
 }
 
+// A ring of `cap` data bytes, formatted, in 64-byte aligned memory of its own.
+struct RingMemory {
+  explicit RingMemory(size_t cap) : mem(ShmRing::BytesFor(cap) + 64) {
+    base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
+    ShmRing::Format(base, cap);
+  }
+  std::vector<char> mem;
+  void* base;
+};
+
 TEST(ShmRing, FramesSurviveWrapAround) {
   const size_t cap = 4096;
-  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
-  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
-  ShmRing::Format(base, cap);
+  RingMemory m(cap);
+  void* base = m.base;
   ShmRing w, r;
   ASSERT_TRUE(w.Attach(base, cap).ok());
   ASSERT_TRUE(r.Attach(base, cap).ok());
@@ -48,9 +57,8 @@ TEST(ShmRing, FramesSurviveWrapAround) {
 
 TEST(ShmRing, FullRingRefusesAndCorruptionIsDetected) {
   const size_t cap = 1024;
-  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
-  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
-  ShmRing::Format(base, cap);
+  RingMemory m(cap);
+  void* base = m.base;
   ShmRing w, r;
   ASSERT_TRUE(w.Attach(base, cap).ok());
   ASSERT_TRUE(r.Attach(base, cap).ok());
@@ -79,9 +87,8 @@ TEST(ShmRing, AFrameIsItsStampHeaderAndPayloadPaddedTo8Bytes) {
 
 TEST(ShmRing, FramesOfAnEarlierRingInTheSameMemoryAreNotSeen) {
   const size_t cap = 1024;
-  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
-  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
-  ShmRing::Format(base, cap);
+  RingMemory m(cap);
+  void* base = m.base;
   ShmRing w;
   ASSERT_TRUE(w.Attach(base, cap).ok());
   std::string p(100, 'y');
@@ -99,9 +106,8 @@ TEST(ShmRing, FramesOfAnEarlierRingInTheSameMemoryAreNotSeen) {
 
 TEST(ShmRing, AConcurrentReaderSeesEveryFrameWholeAndInOrder) {
   const size_t cap = 4096;
-  std::vector<char> mem(ShmRing::BytesFor(cap) + 64);
-  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
-  ShmRing::Format(base, cap);
+  RingMemory m(cap);
+  void* base = m.base;
   ShmRing w, r;
   ASSERT_TRUE(w.Attach(base, cap).ok());
   ASSERT_TRUE(r.Attach(base, cap).ok());
